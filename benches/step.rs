@@ -1,0 +1,145 @@
+//! One fixed step of the "ropes R×S" scene: the plugin beside a plain array
+//! loop of the identical physics, in the same run.
+//!
+//! Scene: R ropes, each a fixed body with S bodies of mass 1 hanging below it
+//! 0.1 apart, consecutive bodies joined by springs (k = 1000, c = 1, rest
+//! 0.1); gravity; h = 1/60; every hanging body nudged 0.02 sideways so the
+//! ropes swing.
+//!
+//! `cargo bench --bench step` prints, per size:
+//! - `plain`: the reference, a plain array loop (one thread);
+//! - `plugin_1_thread`: one `FixedMain` run with the parallel passes off;
+//! - `plugin_2_threads`: the same with every pass split over Bevy's compute
+//!   pool (its worker plus the calling thread: 2 threads on 2 cores).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use bevy::app::FixedMain;
+use bevy::prelude::*;
+use bevy_euler_physics::prelude::*;
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+
+const H: f32 = 1.0 / 60.0;
+const K: f32 = 1000.0;
+const C: f32 = 1.0;
+const REST: f32 = 0.1;
+const G: Vec3 = Vec3::new(0.0, -9.81, 0.0);
+const SIZES: [(usize, usize); 3] = [(10, 100), (100, 100), (1000, 100)];
+
+/// Initial positions of the scene, rope by rope: the fixed body first.
+fn rope_positions(ropes: usize, links: usize) -> impl Iterator<Item = (usize, Vec3)> {
+    (0..ropes).flat_map(move |r| {
+        (0..=links).map(move |s| {
+            let x = r as f32 * 0.5 + if s == 0 { 0.0 } else { 0.02 };
+            (s, Vec3::new(x, -REST * s as f32, 0.0))
+        })
+    })
+}
+
+/// The reference: the same physics as plain arrays.
+struct Plain {
+    pos: Vec<Vec3>,
+    vel: Vec<Vec3>,
+    inv_mass: Vec<f32>,
+    force: Vec<Vec3>,
+    springs: Vec<(u32, u32)>,
+}
+
+impl Plain {
+    fn new(ropes: usize, links: usize) -> Self {
+        let mut plain = Plain {
+            pos: Vec::new(),
+            vel: Vec::new(),
+            inv_mass: Vec::new(),
+            force: Vec::new(),
+            springs: Vec::new(),
+        };
+        for (s, p) in rope_positions(ropes, links) {
+            let i = plain.pos.len() as u32;
+            plain.pos.push(p);
+            plain.vel.push(Vec3::ZERO);
+            plain.inv_mass.push(if s == 0 { 0.0 } else { 1.0 });
+            if s > 0 {
+                plain.springs.push((i - 1, i));
+            }
+        }
+        plain.force = vec![Vec3::ZERO; plain.pos.len()];
+        plain
+    }
+
+    fn step(&mut self) {
+        self.force.fill(Vec3::ZERO);
+        for &(a, b) in &self.springs {
+            let (a, b) = (a as usize, b as usize);
+            let d = self.pos[b] - self.pos[a];
+            let len = d.length();
+            if len > 0.0 {
+                let n = d / len;
+                let f = n * (K * (len - REST) + C * (self.vel[b] - self.vel[a]).dot(n));
+                self.force[a] += f;
+                self.force[b] -= f;
+            }
+        }
+        for i in 0..self.pos.len() {
+            let w = self.inv_mass[i];
+            if w > 0.0 {
+                self.vel[i] += H * (G + self.force[i] * w);
+                self.pos[i] += H * self.vel[i];
+            }
+        }
+    }
+}
+
+fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
+        .insert_resource(PhysicsSettings {
+            substeps: 1,
+            parallel_threshold: if parallel { 1 } else { usize::MAX },
+        });
+    let world = app.world_mut();
+    let mut prev = Entity::PLACEHOLDER;
+    for (s, p) in rope_positions(ropes, links) {
+        let e = if s == 0 {
+            world.spawn(Body::fixed(p)).id()
+        } else {
+            world.spawn(Body::new(1.0).with_position(p)).id()
+        };
+        if s > 0 {
+            world.spawn(Spring::new(prev, e, REST, K).with_damping(C));
+        }
+        prev = e;
+    }
+    app.update();
+    // Warm: the first step builds the solver's index.
+    app.world_mut().run_schedule(FixedMain);
+    app
+}
+
+fn step(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ropes");
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(3));
+    for (ropes, links) in SIZES {
+        let label = format!("{ropes}x{links}");
+        let mut plain = Plain::new(ropes, links);
+        group.bench_function(BenchmarkId::new("plain", &label), |b| {
+            b.iter(|| {
+                plain.step();
+                black_box(&plain.pos);
+            })
+        });
+        for (name, parallel) in [("plugin_1_thread", false), ("plugin_2_threads", true)] {
+            let mut app = plugin_app(ropes, links, parallel);
+            group.bench_function(BenchmarkId::new(name, &label), |b| {
+                b.iter(|| app.world_mut().run_schedule(FixedMain))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, step);
+criterion_main!(benches);

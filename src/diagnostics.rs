@@ -1,0 +1,342 @@
+//! Bad input: what is checked, how it is reported, and how it recovers.
+//!
+//! Nothing the user writes makes the step panic or spreads NaN. A body or
+//! spring with invalid values is reported once — a `warn!` log and a
+//! [`PhysicsWarning`] message, both naming the entity — and gets a
+//! [`PhysicsError`] component that keeps it out of the step. The plugin
+//! checks the entities that carry one at the start of every fixed step and
+//! removes the component once the values are valid again.
+
+use core::fmt;
+
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::*;
+
+use crate::body::{Body, Damping, mark_solver_dirty};
+use crate::schedule::{PhysicsSettings, PhysicsStep};
+use crate::solver::SolverState;
+use crate::spring::Spring;
+
+/// What is wrong with a body or a spring.
+///
+/// Its `Display` is the sentence the plugin logs.
+///
+/// ```
+/// use bevy_euler_physics::PhysicsIssue;
+/// let issue = PhysicsIssue::InvalidMass { inv_mass: -1.0 };
+/// assert!(issue.to_string().contains("negative"));
+/// ```
+#[derive(Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Debug, PartialEq, Clone)]
+pub enum PhysicsIssue {
+    /// `Body::inv_mass` is negative, infinite (a zero mass) or NaN.
+    InvalidMass {
+        /// The offending `inv_mass`.
+        inv_mass: f32,
+    },
+    /// The body's position or velocity is not finite, or so large that the
+    /// next step overflows. Recorded as it was found; the body stays out of
+    /// the step until its state is written anew.
+    NonFinite {
+        /// The position when found.
+        position: Vec3,
+        /// The velocity when found.
+        velocity: Vec3,
+    },
+    /// [`Damping`] is negative or not finite.
+    InvalidDamping {
+        /// The offending damping.
+        damping: f32,
+    },
+    /// A spring end names an entity that does not exist (never did, or was
+    /// despawned).
+    MissingEndpoint {
+        /// The missing end.
+        endpoint: Entity,
+    },
+    /// A spring end names an entity without a [`Body`].
+    EndpointWithoutBody {
+        /// The end without a body.
+        endpoint: Entity,
+    },
+    /// A spring joins a body to itself.
+    SelfSpring,
+    /// A spring's stiffness is negative or not finite.
+    InvalidStiffness {
+        /// The offending stiffness.
+        stiffness: f32,
+    },
+    /// A spring's damping is negative or not finite.
+    InvalidSpringDamping {
+        /// The offending damping.
+        damping: f32,
+    },
+    /// A spring's rest length is negative or not finite.
+    InvalidRestLength {
+        /// The offending rest length.
+        rest_length: f32,
+    },
+    /// A spring is past the stability limit of semi-implicit Euler at the
+    /// current step: a warning only, the spring stays in the step (and will
+    /// gain energy).
+    Unstable {
+        /// `ω·h` for the pass step `h`.
+        omega_h: f32,
+        /// `γ·h` for the pass step `h`.
+        gamma_h: f32,
+        /// The total substep count that would make it stable.
+        substeps_needed: u32,
+    },
+}
+
+impl fmt::Display for PhysicsIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::InvalidMass { inv_mass } => {
+                let what = if inv_mass < 0.0 {
+                    "a negative mass"
+                } else if inv_mass.is_infinite() {
+                    "a zero mass"
+                } else {
+                    "a non-finite mass"
+                };
+                write!(
+                    f,
+                    "body has {what} (inv_mass = {inv_mass}); use a positive mass, or Body::fixed for an immovable body"
+                )
+            }
+            Self::NonFinite { position, velocity } => write!(
+                f,
+                "body state is not finite (position = {position}, velocity = {velocity}); write a finite position and velocity to bring it back"
+            ),
+            Self::InvalidDamping { damping } => write!(
+                f,
+                "body has Damping({damping}); damping must be finite and not negative"
+            ),
+            Self::MissingEndpoint { endpoint } => {
+                write!(
+                    f,
+                    "spring end {endpoint} does not exist (never spawned, or despawned)"
+                )
+            }
+            Self::EndpointWithoutBody { endpoint } => {
+                write!(f, "spring end {endpoint} has no Body component")
+            }
+            Self::SelfSpring => write!(f, "spring joins a body to itself"),
+            Self::InvalidStiffness { stiffness } => write!(
+                f,
+                "spring stiffness is {stiffness}; it must be finite and not negative"
+            ),
+            Self::InvalidSpringDamping { damping } => write!(
+                f,
+                "spring damping is {damping}; it must be finite and not negative"
+            ),
+            Self::InvalidRestLength { rest_length } => write!(
+                f,
+                "spring rest length is {rest_length}; it must be finite and not negative"
+            ),
+            Self::Unstable {
+                omega_h,
+                gamma_h,
+                substeps_needed,
+            } => write!(
+                f,
+                "spring is past the stability limit of semi-implicit Euler ((ω·h)² + 2·γ·h = {:.2} ≥ 4, with ω·h = {omega_h:.3} and γ·h = {gamma_h:.3}) and will gain energy; PhysicsSettings::substeps = {substeps_needed} would make it stable",
+                omega_h * omega_h + 2.0 * gamma_h
+            ),
+        }
+    }
+}
+
+/// Marks a body or spring that is left out of the step, and why. Added by the
+/// plugin when it reports the problem; removed by the plugin once the values
+/// are valid again. Query `Added<PhysicsError>` to react.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn show_errors(errors: Query<(Entity, &PhysicsError), Added<PhysicsError>>) {
+///     for (entity, error) in &errors {
+///         info!("{entity} left the simulation: {}", error.0);
+///     }
+/// }
+/// # App::new().add_systems(Update, show_errors);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(on_insert = mark_solver_dirty, on_remove = mark_solver_dirty)]
+pub struct PhysicsError(pub PhysicsIssue);
+
+/// Sent once for each problem the plugin reports (alongside a `warn!` log).
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn log_warnings(mut warnings: MessageReader<PhysicsWarning>) {
+///     for w in warnings.read() {
+///         println!("{}: {}", w.entity, w.issue);
+///     }
+/// }
+/// # App::new().add_systems(Update, log_warnings);
+/// ```
+#[derive(Message, Debug, Clone, Copy, PartialEq)]
+pub struct PhysicsWarning {
+    /// The body or spring entity.
+    pub entity: Entity,
+    /// What is wrong.
+    pub issue: PhysicsIssue,
+}
+
+/// Logs, sends and (for rejections) marks problems.
+#[derive(SystemParam)]
+pub(crate) struct Reporter<'w, 's> {
+    commands: Commands<'w, 's>,
+    warnings: MessageWriter<'w, PhysicsWarning>,
+}
+
+impl Reporter<'_, '_> {
+    /// Reports `issue` without taking `entity` out of the step.
+    pub fn warn(&mut self, entity: Entity, issue: PhysicsIssue) {
+        warn!("bevy_euler_physics: {entity}: {issue}");
+        self.warnings.write(PhysicsWarning { entity, issue });
+    }
+
+    /// Reports `issue` and leaves `entity` out of the step until it is fixed.
+    pub fn reject(&mut self, entity: Entity, issue: PhysicsIssue) {
+        warn!("bevy_euler_physics: {entity}: {issue}; left out of the simulation until fixed");
+        self.warnings.write(PhysicsWarning { entity, issue });
+        self.commands.entity(entity).try_insert(PhysicsError(issue));
+    }
+}
+
+/// Checks a body's values; `dt` is the pass step used for the overflow test.
+pub(crate) fn validate_body(
+    body: &Body,
+    damping: Option<&Damping>,
+    dt: f32,
+) -> Result<(), PhysicsIssue> {
+    if !(body.inv_mass >= 0.0 && body.inv_mass.is_finite()) {
+        return Err(PhysicsIssue::InvalidMass {
+            inv_mass: body.inv_mass,
+        });
+    }
+    let next = body.position + dt * body.velocity;
+    if !(body.position.is_finite() && body.velocity.is_finite() && next.is_finite()) {
+        return Err(PhysicsIssue::NonFinite {
+            position: body.position,
+            velocity: body.velocity,
+        });
+    }
+    match damping {
+        Some(&d) if !d.is_valid() => Err(PhysicsIssue::InvalidDamping { damping: d.0 }),
+        _ => Ok(()),
+    }
+}
+
+/// Checks a spring. `endpoint` says whether an entity has a body: `Ok` (with
+/// whether that body carries a [`PhysicsError`]) or the issue.
+pub(crate) fn validate_spring(
+    spring: &Spring,
+    endpoint: impl Fn(Entity) -> Result<bool, PhysicsIssue>,
+) -> Result<(), PhysicsIssue> {
+    let valid = |x: f32| x >= 0.0 && x.is_finite();
+    if spring.a == spring.b {
+        return Err(PhysicsIssue::SelfSpring);
+    }
+    endpoint(spring.a)?;
+    endpoint(spring.b)?;
+    if !valid(spring.stiffness) {
+        return Err(PhysicsIssue::InvalidStiffness {
+            stiffness: spring.stiffness,
+        });
+    }
+    if !valid(spring.damping) {
+        return Err(PhysicsIssue::InvalidSpringDamping {
+            damping: spring.damping,
+        });
+    }
+    if !valid(spring.rest_length) {
+        return Err(PhysicsIssue::InvalidRestLength {
+            rest_length: spring.rest_length,
+        });
+    }
+    Ok(())
+}
+
+fn same_bits(a: Vec3, b: Vec3) -> bool {
+    a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits)
+}
+
+/// [`PhysicsSystems::Prepare`](crate::PhysicsSystems): takes the
+/// [`PhysicsError`] off entities whose values are valid again.
+pub(crate) fn readmit_fixed(
+    mut commands: Commands,
+    step: Res<PhysicsStep>,
+    bodies: Query<(Entity, &Body, Option<&Damping>, &PhysicsError)>,
+    springs: Query<(Entity, &Spring, &PhysicsError)>,
+    has_body: Query<(), With<Body>>,
+    entities: &bevy::ecs::entity::Entities,
+) {
+    for (entity, body, damping, error) in &bodies {
+        let unchanged = match error.0 {
+            PhysicsIssue::NonFinite { position, velocity } => {
+                same_bits(position, body.position) && same_bits(velocity, body.velocity)
+            }
+            _ => false,
+        };
+        if !unchanged && validate_body(body, damping, step.dt).is_ok() {
+            info!("bevy_euler_physics: {entity}: body is valid again and rejoins the simulation");
+            commands.entity(entity).remove::<PhysicsError>();
+        }
+    }
+    for (entity, spring, _) in &springs {
+        let endpoint = |e: Entity| match has_body.get(e) {
+            Ok(()) => Ok(false),
+            Err(_) if entities.contains_spawned(e) => {
+                Err(PhysicsIssue::EndpointWithoutBody { endpoint: e })
+            }
+            Err(_) => Err(PhysicsIssue::MissingEndpoint { endpoint: e }),
+        };
+        if validate_spring(spring, endpoint).is_ok() {
+            info!("bevy_euler_physics: {entity}: spring is valid again and rejoins the simulation");
+            commands.entity(entity).remove::<PhysicsError>();
+        }
+    }
+}
+
+/// [`PhysicsSystems::Prepare`](crate::PhysicsSystems): warns once about a
+/// substep count out of range.
+pub(crate) fn check_settings(settings: Res<PhysicsSettings>) {
+    if settings.is_changed() && settings.passes() != settings.substeps {
+        warn!(
+            "bevy_euler_physics: PhysicsSettings::substeps = {} is out of range 1..={}; using {}",
+            settings.substeps,
+            PhysicsSettings::MAX_SUBSTEPS,
+            settings.passes()
+        );
+    }
+}
+
+/// [`PhysicsSystems::Finish`](crate::PhysicsSystems): when a pass met invalid
+/// state, finds the bodies responsible and takes them out of the step.
+pub(crate) fn report_invalid_bodies(
+    mut solver: ResMut<SolverState>,
+    step: Res<PhysicsStep>,
+    bodies: Query<(Entity, &Body, Option<&Damping>), Without<PhysicsError>>,
+    mut reporter: Reporter,
+) {
+    if !solver.take_report_request() {
+        return;
+    }
+    for (entity, body, damping) in &bodies {
+        if let Err(issue) = validate_body(body, damping, step.dt) {
+            reporter.reject(entity, issue);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Gravity and the forces users apply to bodies.
+
+use bevy::prelude::*;
+
+/// The gravitational acceleration applied to every dynamic body, in m/s².
+///
+/// Default: `(0, -9.81, 0)`. It is an acceleration, not a force: every body
+/// falls alike, whatever its mass.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// App::new()
+///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     // Moon gravity.
+///     .insert_resource(Gravity(Vec3::new(0.0, -1.62, 0.0)));
+/// ```
+#[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Resource, Default, Debug, PartialEq, Clone)]
+pub struct Gravity(pub Vec3);
+
+impl Default for Gravity {
+    fn default() -> Self {
+        Self(Vec3::new(0.0, -9.81, 0.0))
+    }
+}
+
+impl Gravity {
+    /// No gravity.
+    pub const ZERO: Self = Self(Vec3::ZERO);
+}
+
+/// A force, in newtons, applied to a body in every pass until it is changed
+/// or removed: thrust, wind on a sail, a magnet.
+///
+/// Default: zero.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_balloon(mut commands: Commands) {
+///     // A 0.1 kg balloon with 1.5 N of lift rises against gravity.
+///     commands.spawn((Body::new(0.1), ConstantForce(Vec3::new(0.0, 1.5, 0.0))));
+/// }
+/// # App::new().add_systems(Startup, spawn_balloon);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+pub struct ConstantForce(pub Vec3);
+
+/// The force, in newtons, that systems in
+/// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems::AccumulateForces)
+/// add to a body during the current pass. The velocity integration consumes
+/// it and sets it back to zero, so add to it in every pass.
+///
+/// Every [`Body`](crate::Body) has one. Default: zero.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // Pull every body towards the origin with 3 N per metre.
+/// fn pull_to_origin(mut bodies: Query<(&Body, &mut AccumulatedForce)>) {
+///     for (body, mut force) in &mut bodies {
+///         force.0 -= 3.0 * body.position;
+///     }
+/// }
+///
+/// App::new()
+///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     .add_systems(PhysicsSubstep, pull_to_origin.in_set(PhysicsSystems::AccumulateForces));
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+pub struct AccumulatedForce(pub Vec3);

@@ -1,0 +1,165 @@
+//! Stable, fast point-mass physics for Bevy: bodies, springs, damping and
+//! constraints, stepped by semi-implicit Euler on Bevy's fixed timestep and
+//! drawn with interpolation.
+//!
+//! ```
+//! use bevy::prelude::*;
+//! use bevy_euler_physics::prelude::*;
+//!
+//! fn setup(mut commands: Commands) {
+//!     let anchor = commands.spawn(Body::fixed(Vec3::new(0.0, 2.0, 0.0))).id();
+//!     let bob = commands
+//!         .spawn((Body::new(1.0).with_position(Vec3::new(0.5, 1.0, 0.0)), Damping(0.1)))
+//!         .id();
+//!     commands.spawn(Spring::new(anchor, bob, 1.0, 200.0).with_damping(0.5));
+//! }
+//!
+//! let mut app = App::new();
+//! app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+//!     .add_systems(Startup, setup);
+//! app.update();
+//! ```
+//!
+//! # How a step runs
+//!
+//! [`EulerPhysicsPlugin`] adds to [`FixedUpdate`] the sets
+//! [`PhysicsSystems::Prepare`] → [`PhysicsSystems::Step`] →
+//! [`PhysicsSystems::Finish`]. `Step` runs the [`PhysicsSubstep`] schedule
+//! once per pass ([`PhysicsSettings::substeps`]), and each pass runs
+//! `AccumulateForces` → `IntegrateVelocities` → `SolveConstraints` →
+//! `IntegratePositions`: semi-implicit Euler, velocity first, then position
+//! with the new velocity. See [`body`] for the maths, [`PhysicsSystems`] for
+//! where your own forces and constraints go, and [`interpolation`] for how
+//! bodies are drawn between steps.
+//!
+//! [`Body`] is the state. Its position is the truth and
+//! [`Transform::translation`] is what is drawn: write bodies, read
+//! transforms (or [`PositionHistory`]).
+//!
+//! # Bad input
+//!
+//! Invalid values never panic and never spread NaN to other bodies; see
+//! [`diagnostics`] for what is checked and how it is reported.
+//!
+//! # Determinism
+//!
+//! The same scene stepped the same way gives bit-identical state, whatever
+//! the number of threads: every pass computes each body's and each spring's
+//! value independently and sums forces in a fixed order.
+
+pub mod body;
+pub mod diagnostics;
+pub mod forces;
+pub mod interpolation;
+mod schedule;
+mod solver;
+pub mod spring;
+mod stability;
+
+pub use body::{Body, Damping};
+pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
+pub use forces::{AccumulatedForce, ConstantForce, Gravity};
+pub use interpolation::{PositionHistory, TransformSyncDisabled};
+pub use schedule::{PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems};
+pub use spring::Spring;
+pub use stability::SpringStability;
+
+/// Everything a game needs: `use bevy_euler_physics::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        AccumulatedForce, Body, ConstantForce, Damping, EulerPhysicsPlugin, Gravity, PhysicsError,
+        PhysicsIssue, PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning,
+        PositionHistory, Spring, TransformSyncDisabled,
+    };
+}
+
+use bevy::app::{App, FixedUpdate, Plugin, Update};
+use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, SingleThreadedExecutor};
+
+use crate::schedule::run_substeps;
+use crate::solver::SolverState;
+
+/// Adds point-mass physics to an app: the resources, the systems in
+/// [`FixedUpdate`] and [`Update`], and the reflection of every public type.
+///
+/// Works with `DefaultPlugins` or `MinimalPlugins`; needs nothing else. The
+/// step rate is Bevy's fixed timestep (`Time<Fixed>`, 64 Hz by default).
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// App::new()
+///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     // Step at 120 Hz.
+///     .insert_resource(Time::<Fixed>::from_hz(120.0));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EulerPhysicsPlugin;
+
+impl Plugin for EulerPhysicsPlugin {
+    fn build(&self, app: &mut App) {
+        use PhysicsSystems::*;
+
+        app.init_resource::<Gravity>()
+            .init_resource::<PhysicsSettings>()
+            .init_resource::<PhysicsStep>()
+            .init_resource::<SolverState>()
+            .add_message::<PhysicsWarning>()
+            .register_type::<Body>()
+            .register_type::<Damping>()
+            .register_type::<Spring>()
+            .register_type::<Gravity>()
+            .register_type::<ConstantForce>()
+            .register_type::<AccumulatedForce>()
+            .register_type::<PositionHistory>()
+            .register_type::<TransformSyncDisabled>()
+            .register_type::<PhysicsError>()
+            .register_type::<PhysicsIssue>()
+            .register_type::<PhysicsSettings>()
+            .register_type::<PhysicsStep>();
+
+        let mut substep = Schedule::new(PhysicsSubstep);
+        substep.set_executor(SingleThreadedExecutor::new());
+        app.add_schedule(substep);
+
+        app.configure_sets(FixedUpdate, (Prepare, Step, Finish).chain())
+            .configure_sets(
+                PhysicsSubstep,
+                (
+                    AccumulateForces,
+                    IntegrateVelocities,
+                    SolveConstraints,
+                    IntegratePositions,
+                )
+                    .chain(),
+            )
+            .add_systems(
+                FixedUpdate,
+                (
+                    (
+                        diagnostics::check_settings,
+                        diagnostics::readmit_fixed,
+                        solver::rebuild,
+                    )
+                        .chain()
+                        .in_set(Prepare),
+                    run_substeps.in_set(Step),
+                    diagnostics::report_invalid_bodies.in_set(Finish),
+                ),
+            )
+            .add_systems(
+                PhysicsSubstep,
+                (
+                    (solver::gather, spring::spring_forces)
+                        .chain()
+                        .in_set(AccumulateForces),
+                    body::integrate_velocities.in_set(IntegrateVelocities),
+                    body::integrate_positions.in_set(IntegratePositions),
+                ),
+            )
+            .add_systems(Update, interpolation::interpolate.in_set(Interpolate));
+    }
+}

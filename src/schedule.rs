@@ -1,0 +1,225 @@
+//! The system sets and the substep schedule, and the system that runs the
+//! substep passes of one fixed step.
+
+use bevy::ecs::schedule::ScheduleLabel;
+use bevy::prelude::*;
+
+/// The system sets of the physics step, in the order they run.
+///
+/// In [`FixedUpdate`], chained:
+///
+/// 1. [`Prepare`](Self::Prepare): re-admit fixed components, rebuild the dense
+///    solver index when bodies or springs were added, removed or changed.
+/// 2. [`Step`](Self::Step): runs the [`PhysicsSubstep`] schedule once per pass
+///    (see [`PhysicsSettings::substeps`]).
+/// 3. [`Finish`](Self::Finish): report and freeze invalid or non-finite state.
+///
+/// In [`PhysicsSubstep`], chained:
+///
+/// 4. [`AccumulateForces`](Self::AccumulateForces): spring forces; add your
+///    own forces here, to [`AccumulatedForce`](crate::AccumulatedForce).
+/// 5. [`IntegrateVelocities`](Self::IntegrateVelocities):
+///    `v ← v + h·(g + F·inv_mass)`, then the Padé damping `v ← v / (1 + h·c)`.
+/// 6. [`SolveConstraints`](Self::SolveConstraints): the constraint hook. Systems
+///    here see the new velocities and the old positions, and may change
+///    `Body::velocity`.
+/// 7. [`IntegratePositions`](Self::IntegratePositions): `x ← x + h·v`.
+///
+/// In [`Update`]:
+///
+/// 8. [`Interpolate`](Self::Interpolate): draws each body between its last two
+///    fixed positions.
+///
+/// # Example
+///
+/// A user constraint that keeps every body above `y = 0`:
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn floor(step: Res<PhysicsStep>, mut bodies: Query<&mut Body>) {
+///     for mut body in &mut bodies {
+///         // The position this pass will reach with the current velocity.
+///         let next_y = body.position.y + step.dt * body.velocity.y;
+///         if body.inv_mass > 0.0 && next_y < 0.0 {
+///             body.velocity.y = -body.position.y / step.dt;
+///         }
+///     }
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     .add_systems(PhysicsSubstep, floor.in_set(PhysicsSystems::SolveConstraints));
+/// ```
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PhysicsSystems {
+    /// Start of the fixed step: bookkeeping before any body moves.
+    Prepare,
+    /// Runs the [`PhysicsSubstep`] schedule, once per pass.
+    Step,
+    /// End of the fixed step: reports and freezes what went wrong.
+    Finish,
+    /// Spring forces, then your forces (in [`PhysicsSubstep`]).
+    AccumulateForces,
+    /// The velocity kick and the damping (in [`PhysicsSubstep`]).
+    IntegrateVelocities,
+    /// The constraint hook (in [`PhysicsSubstep`]).
+    SolveConstraints,
+    /// The position drift (in [`PhysicsSubstep`]).
+    IntegratePositions,
+    /// Transform interpolation (in [`Update`]).
+    Interpolate,
+}
+
+/// The schedule of one substep pass. [`PhysicsSystems::Step`] runs it
+/// [`PhysicsStep::passes`] times per fixed step, each with step size
+/// [`PhysicsStep::dt`].
+///
+/// It runs on a single-threaded executor (the stages are a chain, so a
+/// multi-threaded one would only add thread wake-ups); the built-in passes
+/// spread large scenes over the compute task pool themselves.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // A wind that pushes every body along +x.
+/// fn wind(mut forces: Query<&mut AccumulatedForce>) {
+///     for mut force in &mut forces {
+///         force.0.x += 2.0;
+///     }
+/// }
+///
+/// App::new()
+///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     .add_systems(PhysicsSubstep, wind.in_set(PhysicsSystems::AccumulateForces));
+/// ```
+#[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PhysicsSubstep;
+
+/// Global settings of the physics step.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// App::new()
+///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     // Four passes of h/4 per fixed step: a four times higher stability limit.
+///     .insert_resource(PhysicsSettings { substeps: 4, ..default() });
+/// ```
+#[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Resource, Default, Debug, PartialEq, Clone)]
+pub struct PhysicsSettings {
+    /// Substep passes per fixed step. Each pass runs the whole
+    /// [`PhysicsSubstep`] schedule with `h = timestep / substeps`, which raises
+    /// the stability limit of springs `substeps`-fold. `0` is read as `1`
+    /// (with a warning); counts above [`PhysicsSettings::MAX_SUBSTEPS`] are
+    /// clamped. Default: 1.
+    pub substeps: u32,
+    /// Scenes with at least this many bodies (or springs) spread the built-in
+    /// passes over Bevy's compute task pool; smaller ones run on one thread,
+    /// where waking threads would cost more than it saves. The result is the
+    /// same bit for bit either way. Default: 16 384.
+    pub parallel_threshold: usize,
+}
+
+impl PhysicsSettings {
+    /// The largest substep count the step accepts.
+    pub const MAX_SUBSTEPS: u32 = 256;
+
+    /// The substep count actually used: `substeps` clamped to
+    /// `1..=MAX_SUBSTEPS`.
+    ///
+    /// ```
+    /// use bevy_euler_physics::prelude::*;
+    /// assert_eq!(PhysicsSettings { substeps: 0, ..Default::default() }.passes(), 1);
+    /// ```
+    pub fn passes(&self) -> u32 {
+        self.substeps.clamp(1, Self::MAX_SUBSTEPS)
+    }
+}
+
+impl Default for PhysicsSettings {
+    fn default() -> Self {
+        Self {
+            substeps: 1,
+            parallel_threshold: 16_384,
+        }
+    }
+}
+
+/// The pass now running: its step size and its place in the fixed step.
+///
+/// Read it from systems in [`PhysicsSubstep`] so that a force or a constraint
+/// does the right thing under substeps. Outside the step it holds the last
+/// pass.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // Cap every body's speed at 10 m/s, as an impulse in the constraint hook.
+/// fn speed_limit(step: Res<PhysicsStep>, mut bodies: Query<&mut Body>) {
+///     debug_assert!(step.dt > 0.0);
+///     for mut body in &mut bodies {
+///         body.velocity = body.velocity.clamp_length_max(10.0);
+///     }
+/// }
+/// # App::new().add_systems(PhysicsSubstep, speed_limit.in_set(PhysicsSystems::SolveConstraints));
+/// ```
+#[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Resource, Default, Debug, PartialEq, Clone)]
+pub struct PhysicsStep {
+    /// The step size `h` of this pass, in seconds: the fixed timestep divided
+    /// by [`passes`](Self::passes).
+    pub dt: f32,
+    /// Which pass this is, from 0.
+    pub pass: u32,
+    /// How many passes this fixed step runs.
+    pub passes: u32,
+}
+
+impl Default for PhysicsStep {
+    fn default() -> Self {
+        Self {
+            dt: 1.0 / 64.0,
+            pass: 0,
+            passes: 1,
+        }
+    }
+}
+
+impl PhysicsStep {
+    /// Whether this is the first pass of the fixed step.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert!(PhysicsStep::default().is_first());
+    /// ```
+    pub fn is_first(&self) -> bool {
+        self.pass == 0
+    }
+}
+
+/// [`PhysicsSystems::Step`]: runs [`PhysicsSubstep`] once per pass.
+pub(crate) fn run_substeps(world: &mut World) {
+    let timestep = world.resource::<Time<Fixed>>().timestep().as_secs_f32();
+    let passes = world.resource::<PhysicsSettings>().passes();
+    let dt = if passes == 1 {
+        timestep
+    } else {
+        timestep / passes as f32
+    };
+    for pass in 0..passes {
+        *world.resource_mut::<PhysicsStep>() = PhysicsStep { dt, pass, passes };
+        world.run_schedule(PhysicsSubstep);
+    }
+}

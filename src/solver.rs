@@ -1,0 +1,269 @@
+//! The solver's dense view of the scene.
+//!
+//! Springs need random access to the state of their two ends. Looking each
+//! end up by [`Entity`] in every pass would dominate the step, so the plugin
+//! keeps a dense index: every valid body has a slot (stored in its
+//! [`BodyIndex`]), every valid spring a row holding its two slots, and a
+//! compressed adjacency lists the springs of each body in row order.
+//!
+//! The index is rebuilt in [`PhysicsSystems::Prepare`](crate::PhysicsSystems)
+//! only when bodies or springs were added, removed, re-inserted, marked
+//! invalid or changed; between rebuilds each pass does:
+//!
+//! 1. `gather`: copy each body's position and velocity into its slot;
+//! 2. `spring_forces`: each spring's force into its row's slot;
+//! 3. in the velocity integration, each body sums its springs' forces in
+//!    adjacency order.
+//!
+//! Every step is a fixed-order computation per slot, so the state after a
+//! step does not depend on the thread count.
+
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
+use bevy::prelude::*;
+
+use crate::body::Body;
+use crate::diagnostics::{PhysicsError, PhysicsIssue, Reporter, validate_spring};
+use crate::interpolation::PositionHistory;
+use crate::schedule::{PhysicsSettings, PhysicsStep};
+use crate::spring::{Spring, SpringRow};
+use crate::stability::SpringStability;
+
+/// Runs `$f` on every item of `$query`, on the compute task pool when
+/// `$parallel` holds. `$f` must not depend on the order of the items.
+macro_rules! for_each_maybe_par {
+    ($query:expr, $parallel:expr, $f:expr) => {
+        if $parallel && bevy::tasks::ComputeTaskPool::try_get().is_some() {
+            $query.par_iter_mut().for_each($f)
+        } else {
+            $query.iter_mut().for_each($f)
+        }
+    };
+}
+pub(crate) use for_each_maybe_par;
+
+/// A body's slot in the solver's dense arrays.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BodyIndex(u32);
+
+impl Default for BodyIndex {
+    fn default() -> Self {
+        Self(u32::MAX)
+    }
+}
+
+/// The sign bit of an adjacency entry: set when the body is the spring's `b`.
+const IS_B: u32 = 1 << 31;
+
+/// The solver's dense scene; see the [module docs](self).
+#[derive(Resource, Default)]
+pub(crate) struct SolverState {
+    /// Set by component hooks when the set of bodies or springs changed.
+    pub dirty: bool,
+    /// Slot → entity.
+    entities: Vec<Entity>,
+    /// Per slot, gathered at the start of each pass.
+    pub pos: Vec<Vec3>,
+    pub vel: Vec<Vec3>,
+    /// Per slot: whether the gathered state was valid.
+    pub valid: Vec<bool>,
+    /// Whether any slot was invalid in this pass.
+    pub pass_has_invalid: bool,
+    /// Valid springs, in a fixed order, and their forces this pass.
+    pub springs: Vec<SpringRow>,
+    pub spring_force: Vec<Vec3>,
+    /// Compressed adjacency: the springs of slot `i` are
+    /// `adjacency[adjacency_start[i]..adjacency_start[i + 1]]`, spring row
+    /// indices with [`IS_B`] set when the body is the spring's `b` end.
+    adjacency_start: Vec<u32>,
+    adjacency: Vec<u32>,
+    /// Springs already reported as unstable.
+    unstable_reported: EntityHashSet,
+    /// Set during a pass when something invalid was met; `Finish` then scans
+    /// the bodies and reports.
+    report_requested: AtomicBool,
+}
+
+impl SolverState {
+    /// Number of body slots.
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// The slot of `index`, if it is in the index and its state was valid
+    /// this pass.
+    #[inline]
+    pub fn live_index(&self, index: &BodyIndex) -> Option<usize> {
+        let i = index.0 as usize;
+        (self.valid.get(i) == Some(&true)).then_some(i)
+    }
+
+    /// The sum of the spring forces on slot `i`, in row order.
+    #[inline]
+    pub fn spring_force_on(&self, i: usize) -> Vec3 {
+        let range = self.adjacency_start[i] as usize..self.adjacency_start[i + 1] as usize;
+        let mut force = Vec3::ZERO;
+        for &entry in &self.adjacency[range] {
+            let f = self.spring_force[(entry & !IS_B) as usize];
+            if entry & IS_B == 0 {
+                force += f;
+            } else {
+                force -= f;
+            }
+        }
+        force
+    }
+
+    /// Asks `Finish` to scan for invalid bodies (callable from parallel
+    /// passes).
+    pub fn request_report(&self) {
+        self.report_requested.store(true, Ordering::Relaxed);
+    }
+
+    /// Takes the report request.
+    pub fn take_report_request(&mut self) -> bool {
+        core::mem::take(self.report_requested.get_mut())
+    }
+}
+
+/// [`PhysicsSystems::Prepare`](crate::PhysicsSystems): rebuilds the index
+/// when bodies or springs changed, checking every spring on the way.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn rebuild(
+    mut solver: ResMut<SolverState>,
+    mut bodies: Query<(Entity, &Body, &mut BodyIndex), Without<PhysicsError>>,
+    springs: Query<(Entity, &Spring), Without<PhysicsError>>,
+    changed_springs: Query<(), (Changed<Spring>, Without<PhysicsError>)>,
+    all_bodies: Query<Has<PhysicsError>, With<Body>>,
+    entities: &bevy::ecs::entity::Entities,
+    time: Res<Time<Fixed>>,
+    settings: Res<PhysicsSettings>,
+    mut reporter: Reporter,
+) {
+    if !solver.dirty && changed_springs.is_empty() {
+        return;
+    }
+    let solver = &mut *solver;
+    solver.dirty = false;
+
+    // Bodies: slots in query order (deterministic for a given history of
+    // spawns and despawns).
+    solver.entities.clear();
+    let mut slot_of = EntityHashMap::<u32>::default();
+    let mut inv_mass = Vec::new();
+    for (entity, body, mut index) in &mut bodies {
+        let slot = solver.entities.len() as u32;
+        index.0 = slot;
+        slot_of.insert(entity, slot);
+        solver.entities.push(entity);
+        inv_mass.push(body.inv_mass);
+    }
+    let n = solver.entities.len();
+    solver.pos.clear();
+    solver.pos.resize(n, Vec3::ZERO);
+    solver.vel.clear();
+    solver.vel.resize(n, Vec3::ZERO);
+    solver.valid.clear();
+    solver.valid.resize(n, false);
+
+    // Springs: check each, keep the valid ones.
+    let h = time.timestep().as_secs_f32() / settings.passes() as f32;
+    solver.springs.clear();
+    for (entity, spring) in &springs {
+        let endpoint = |e: Entity| match all_bodies.get(e) {
+            Ok(has_error) => Ok(has_error),
+            Err(_) if entities.contains_spawned(e) => {
+                Err(PhysicsIssue::EndpointWithoutBody { endpoint: e })
+            }
+            Err(_) => Err(PhysicsIssue::MissingEndpoint { endpoint: e }),
+        };
+        if let Err(issue) = validate_spring(spring, endpoint) {
+            reporter.reject(entity, issue);
+            continue;
+        }
+        // An end that is itself invalid was reported already; the spring
+        // waits for it.
+        let (Some(&a), Some(&b)) = (slot_of.get(&spring.a), slot_of.get(&spring.b)) else {
+            continue;
+        };
+        let stability = SpringStability::new(
+            spring.stiffness,
+            spring.damping,
+            inv_mass[a as usize] + inv_mass[b as usize],
+        );
+        if stability.is_stable(h) {
+            solver.unstable_reported.remove(&entity);
+        } else if solver.unstable_reported.insert(entity) {
+            reporter.warn(entity, stability.issue(h, settings.passes()));
+        }
+        solver.springs.push(SpringRow {
+            a,
+            b,
+            rest: spring.rest_length,
+            k: spring.stiffness,
+            c: spring.damping,
+        });
+    }
+    solver.spring_force.clear();
+    solver.spring_force.resize(solver.springs.len(), Vec3::ZERO);
+
+    // Adjacency, each body's springs in row order.
+    let mut start = vec![0u32; n + 1];
+    for row in &solver.springs {
+        start[row.a as usize + 1] += 1;
+        start[row.b as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut adjacency = vec![0u32; start[n] as usize];
+    for (s, row) in solver.springs.iter().enumerate() {
+        let s = s as u32;
+        adjacency[fill[row.a as usize] as usize] = s;
+        fill[row.a as usize] += 1;
+        adjacency[fill[row.b as usize] as usize] = s | IS_B;
+        fill[row.b as usize] += 1;
+    }
+    solver.adjacency_start = start;
+    solver.adjacency = adjacency;
+}
+
+/// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems), first: copies
+/// each body's state into its slot and, in the first pass, remembers where
+/// the body started the fixed step.
+pub(crate) fn gather(
+    mut solver: ResMut<SolverState>,
+    step: Res<PhysicsStep>,
+    mut bodies: Query<(&Body, &BodyIndex, &mut PositionHistory), Without<PhysicsError>>,
+) {
+    let solver = &mut *solver;
+    let first = step.is_first();
+    let mut any_invalid = false;
+    for (body, index, mut history) in &mut bodies {
+        if first {
+            history.previous = body.position;
+        }
+        let i = index.0 as usize;
+        if i >= solver.pos.len() {
+            // Spawned since the last rebuild; joins at the next step.
+            continue;
+        }
+        let valid = body.position.is_finite()
+            && body.velocity.is_finite()
+            && body.inv_mass >= 0.0
+            && body.inv_mass.is_finite();
+        solver.valid[i] = valid;
+        if valid {
+            solver.pos[i] = body.position;
+            solver.vel[i] = body.velocity;
+        } else {
+            any_invalid = true;
+        }
+    }
+    solver.pass_has_invalid = any_invalid;
+    if any_invalid {
+        solver.request_report();
+    }
+}

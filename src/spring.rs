@@ -1,0 +1,181 @@
+//! [`Spring`] and the spring force pass.
+//!
+//! A spring from `a` to `b` with direction `n = (x_b − x_a) / |x_b − x_a|`
+//! pulls `a` with
+//!
+//! ```text
+//! f = (k·(|x_b − x_a| − rest) + c·((v_b − v_a)·n)) · n
+//! ```
+//!
+//! and pushes `b` with `−f`, so the pair's momentum is unchanged. Each
+//! spring's force is computed into its own slot, then every body sums the
+//! slots of its springs in a fixed order: the result does not depend on how
+//! many threads computed the slots.
+
+use bevy::prelude::*;
+use bevy::tasks::ComputeTaskPool;
+
+use crate::body::mark_solver_dirty;
+use crate::schedule::PhysicsSettings;
+use crate::solver::SolverState;
+
+/// A damped spring between two bodies, on an entity of its own.
+///
+/// Hooke's force `k·(length − rest_length)` along the spring, plus damping
+/// `c` times the relative velocity along it; equal and opposite on both ends.
+/// A spring of zero length has no direction and exerts no force.
+///
+/// Stability: semi-implicit Euler with step `h` keeps a spring stable while
+/// `(ω·h)² + 2·γ·h < 4`, with `ω² = k·(w_a + w_b)` and `γ = c·(w_a + w_b)`
+/// (`w` the inverse masses). A spring past that limit is reported once with
+/// the substep count that would make it stable (see
+/// [`PhysicsSettings::substeps`](crate::PhysicsSettings)).
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn setup(mut commands: Commands) {
+///     let anchor = commands.spawn(Body::fixed(Vec3::ZERO)).id();
+///     let bob = commands.spawn(Body::new(1.0).with_position(Vec3::NEG_Y)).id();
+///     // 1 m long, 200 N/m, 0.5 N·s/m of damping.
+///     commands.spawn(Spring::new(anchor, bob, 1.0, 200.0).with_damping(0.5));
+/// }
+/// # App::new().add_systems(Startup, setup);
+/// ```
+///
+/// # Invalid values
+///
+/// A spring whose end is missing, has no [`Body`](crate::Body), or is the
+/// other end, or whose stiffness, damping or rest length is negative or not
+/// finite, is reported once and left out of the step until fixed.
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(on_insert = mark_solver_dirty, on_remove = mark_solver_dirty)]
+pub struct Spring {
+    /// The first body.
+    pub a: Entity,
+    /// The second body.
+    pub b: Entity,
+    /// Length at rest, in metres. Default: set by [`Spring::new`].
+    pub rest_length: f32,
+    /// Stiffness `k`, in N/m.
+    pub stiffness: f32,
+    /// Damping `c` along the spring, in N·s/m. Default: 0.
+    pub damping: f32,
+}
+
+impl Spring {
+    /// An undamped spring from `a` to `b`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// # let (a, b) = (Entity::from_raw_u32(1).unwrap(), Entity::from_raw_u32(2).unwrap());
+    /// let spring = Spring::new(a, b, 0.5, 100.0);
+    /// assert_eq!(spring.damping, 0.0);
+    /// ```
+    pub const fn new(a: Entity, b: Entity, rest_length: f32, stiffness: f32) -> Self {
+        Self {
+            a,
+            b,
+            rest_length,
+            stiffness,
+            damping: 0.0,
+        }
+    }
+
+    /// The same spring with damping `c` (N·s/m) along its length.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// # let (a, b) = (Entity::from_raw_u32(1).unwrap(), Entity::from_raw_u32(2).unwrap());
+    /// let spring = Spring::new(a, b, 0.5, 100.0).with_damping(2.0);
+    /// assert_eq!(spring.damping, 2.0);
+    /// ```
+    pub const fn with_damping(mut self, damping: f32) -> Self {
+        self.damping = damping;
+        self
+    }
+
+    /// The force on `a` for ends at `xa`, `xb` moving at `va`, `vb`; `b`
+    /// gets its negation. Zero when the ends coincide.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// # let (a, b) = (Entity::from_raw_u32(1).unwrap(), Entity::from_raw_u32(2).unwrap());
+    /// let spring = Spring::new(a, b, 1.0, 10.0);
+    /// // Stretched by 0.5 m: pulls `a` towards `b` with 5 N.
+    /// let f = spring.force(Vec3::ZERO, Vec3::ZERO, Vec3::new(1.5, 0.0, 0.0), Vec3::ZERO);
+    /// assert_eq!(f, Vec3::new(5.0, 0.0, 0.0));
+    /// ```
+    pub fn force(&self, xa: Vec3, va: Vec3, xb: Vec3, vb: Vec3) -> Vec3 {
+        spring_force(
+            xb - xa,
+            vb - va,
+            self.rest_length,
+            self.stiffness,
+            self.damping,
+        )
+    }
+}
+
+/// The force on the first end of a spring whose second end is at `d` and
+/// moves at `dv` relative to it.
+#[inline]
+pub(crate) fn spring_force(d: Vec3, dv: Vec3, rest: f32, k: f32, c: f32) -> Vec3 {
+    let length = d.length();
+    // Zero (or NaN) length: no direction, no force.
+    if !(length > 0.0) {
+        return Vec3::ZERO;
+    }
+    let n = d / length;
+    n * (k * (length - rest) + c * dv.dot(n))
+}
+
+/// A valid spring in the solver's dense form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct SpringRow {
+    pub a: u32,
+    pub b: u32,
+    pub rest: f32,
+    pub k: f32,
+    pub c: f32,
+}
+
+/// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems): every spring's
+/// force into its slot.
+pub(crate) fn spring_forces(mut solver: ResMut<SolverState>, settings: Res<PhysicsSettings>) {
+    let solver = &mut *solver;
+    let (pos, vel, valid) = (&solver.pos, &solver.vel, &solver.valid);
+    // An invalid body gathered this pass: its springs exert nothing.
+    let check = solver.pass_has_invalid;
+    let compute = |rows: &[SpringRow], out: &mut [Vec3]| {
+        for (row, out) in rows.iter().zip(out) {
+            let (a, b) = (row.a as usize, row.b as usize);
+            *out = if check && !(valid[a] && valid[b]) {
+                Vec3::ZERO
+            } else {
+                spring_force(pos[b] - pos[a], vel[b] - vel[a], row.rest, row.k, row.c)
+            };
+        }
+    };
+    let rows = &solver.springs;
+    let out = &mut solver.spring_force;
+    match ComputeTaskPool::try_get() {
+        Some(pool) if rows.len() >= settings.parallel_threshold => {
+            // The pool's threads, plus this one, which works while it waits.
+            let chunk = rows.len().div_ceil(pool.thread_num() + 1);
+            pool.scope(|scope| {
+                for (rows, out) in rows.chunks(chunk).zip(out.chunks_mut(chunk)) {
+                    scope.spawn(async move { compute(rows, out) });
+                }
+            });
+        }
+        _ => compute(rows, out),
+    }
+}

@@ -1,0 +1,103 @@
+//! Shared helpers: a headless app on a manual clock.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_euler_physics::prelude::*;
+
+/// The fixed timestep every test uses unless it says otherwise: 1/64 s,
+/// exact in binary.
+pub const H: f32 = 1.0 / 64.0;
+
+/// A headless app with the plugin, stepping exactly one fixed step per
+/// `update()`. The first (zero-length) frame has already run.
+pub fn app() -> App {
+    app_with_timestep(H)
+}
+
+pub fn app_with_timestep(h: f32) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(h)))
+        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+        .init_resource::<Warnings>()
+        .add_systems(Last, collect_warnings);
+    app.update();
+    app
+}
+
+/// Runs `n` fixed steps, one frame each.
+pub fn step(app: &mut App, n: usize) {
+    for _ in 0..n {
+        app.update();
+    }
+}
+
+/// Every [`PhysicsWarning`] sent so far.
+#[derive(Resource, Default)]
+pub struct Warnings(pub Vec<PhysicsWarning>);
+
+fn collect_warnings(mut reader: MessageReader<PhysicsWarning>, mut all: ResMut<Warnings>) {
+    all.0.extend(reader.read().copied());
+}
+
+pub fn warnings(app: &App) -> &[PhysicsWarning] {
+    &app.world().resource::<Warnings>().0
+}
+
+pub fn warnings_for(app: &App, entity: Entity) -> Vec<PhysicsIssue> {
+    warnings(app)
+        .iter()
+        .filter(|w| w.entity == entity)
+        .map(|w| w.issue)
+        .collect()
+}
+
+pub fn spawn(app: &mut App, bundle: impl Bundle) -> Entity {
+    app.world_mut().spawn(bundle).id()
+}
+
+pub fn body(app: &App, entity: Entity) -> Body {
+    *app.world().get::<Body>(entity).expect("entity has a Body")
+}
+
+pub fn body_mut(app: &mut App, entity: Entity) -> Mut<'_, Body> {
+    app.world_mut()
+        .get_mut::<Body>(entity)
+        .expect("entity has a Body")
+}
+
+pub fn translation(app: &App, entity: Entity) -> Vec3 {
+    app.world()
+        .get::<Transform>(entity)
+        .expect("entity has a Transform")
+        .translation
+}
+
+pub fn has_error(app: &App, entity: Entity) -> bool {
+    app.world().get::<PhysicsError>(entity).is_some()
+}
+
+pub fn set_gravity(app: &mut App, g: Vec3) {
+    app.insert_resource(Gravity(g));
+}
+
+/// Every body in the world is finite.
+pub fn all_bodies_finite(app: &mut App) -> bool {
+    let world = app.world_mut();
+    let mut q = world.query::<&Body>();
+    q.iter(world)
+        .all(|b| b.position.is_finite() && b.velocity.is_finite())
+}
+
+/// Asserts `|actual − expected| ≤ tol` component-wise.
+#[track_caller]
+pub fn assert_close(actual: Vec3, expected: Vec3, tol: f32, what: &str) {
+    let err = (actual - expected).abs().max_element();
+    assert!(
+        err <= tol,
+        "{what}: got {actual}, expected {expected} (error {err:e} > {tol:e})"
+    );
+}

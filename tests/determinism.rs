@@ -1,0 +1,162 @@
+//! Bit-identical reruns, whatever the thread count.
+//!
+//! The task pools are global to a process, so each thread count runs in a
+//! child process: this binary runs itself with `--ignored --exact
+//! determinism_child` and reads back a hash of the final state.
+
+mod common;
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::process::Command;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_euler_physics::prelude::*;
+
+/// Ropes of springs with a sideways nudge, some damping, a constant force
+/// and per-pass user forces: every stage of the step does work.
+fn scene(app: &mut App, ropes: usize, links: usize) {
+    let world = app.world_mut();
+    for r in 0..ropes {
+        let x = r as f32 * 0.5;
+        let mut prev = world.spawn(Body::fixed(Vec3::new(x, 0.0, 0.0))).id();
+        for s in 1..=links {
+            let nudge = if s % 2 == 0 { 0.02 } else { -0.013 };
+            let mut e = world.spawn(Body::new(1.0 + (s % 3) as f32).with_position(Vec3::new(
+                x + nudge * s as f32,
+                -0.1 * s as f32,
+                0.001 * r as f32,
+            )));
+            if s % 5 == 0 {
+                e.insert(Damping(0.3));
+            }
+            if s == links {
+                e.insert(ConstantForce(Vec3::new(1.0, 0.0, 0.5)));
+            }
+            let e = e.id();
+            world.spawn(Spring::new(prev, e, 0.1, 1000.0).with_damping(1.0));
+            prev = e;
+        }
+    }
+}
+
+fn swirl(mut bodies: Query<(&Body, &mut AccumulatedForce)>) {
+    for (body, mut force) in &mut bodies {
+        force.0 += Vec3::new(-body.position.y, body.position.x, 0.0) * 0.1;
+    }
+}
+
+fn hash_state(app: &mut App) -> u64 {
+    let world = app.world_mut();
+    let mut q = world.query::<(Entity, &Body)>();
+    let mut all: Vec<_> = q.iter(world).map(|(e, b)| (e, *b)).collect();
+    all.sort_by_key(|(e, _)| *e);
+    let mut hasher = DefaultHasher::new();
+    for (e, b) in all {
+        e.hash(&mut hasher);
+        for x in b
+            .position
+            .to_array()
+            .into_iter()
+            .chain(b.velocity.to_array())
+        {
+            x.to_bits().hash(&mut hasher);
+        }
+    }
+    hasher.finish()
+}
+
+fn run(parallel_threshold: usize) -> u64 {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+        .insert_resource(TimeUpdateStrategy::FixedTimesteps(2))
+        .insert_resource(PhysicsSettings {
+            substeps: 2,
+            parallel_threshold,
+        })
+        .add_systems(
+            PhysicsSubstep,
+            swirl.in_set(PhysicsSystems::AccumulateForces),
+        );
+    scene(&mut app, 20, 60);
+    for _ in 0..150 {
+        app.update();
+    }
+    let h = hash_state(&mut app);
+    // Nothing blew up, or the comparison would be vacuous.
+    let world = app.world_mut();
+    assert!(
+        world
+            .query::<&Body>()
+            .iter(world)
+            .all(|b| b.position.is_finite())
+    );
+    assert!(world.query::<&PhysicsError>().iter(world).next().is_none());
+    h
+}
+
+#[test]
+fn same_scene_twice_is_bit_identical() {
+    assert_eq!(run(usize::MAX), run(usize::MAX));
+    assert_eq!(run(1), run(1));
+}
+
+/// Run in a child process: the hash for `EULER_THREADS` compute threads and
+/// `EULER_PARALLEL_THRESHOLD`.
+#[test]
+#[ignore = "run by one_and_two_threads_agree in a child process"]
+fn determinism_child() {
+    let threads: usize = std::env::var("EULER_THREADS").unwrap().parse().unwrap();
+    let threshold: usize = std::env::var("EULER_PARALLEL_THRESHOLD")
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Set up the compute pool before the app's TaskPoolPlugin does.
+    let pool = bevy::tasks::ComputeTaskPool::get_or_init(|| {
+        bevy::tasks::TaskPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+    });
+    assert_eq!(pool.thread_num(), threads);
+    println!("STATE_HASH={:016x}", run(threshold));
+}
+
+fn child_hash(threads: usize, threshold: usize) -> String {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "determinism_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("EULER_THREADS", threads.to_string())
+        .env("EULER_PARALLEL_THRESHOLD", threshold.to_string())
+        .output()
+        .expect("run the child test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .find_map(|l| l.split_once("STATE_HASH=").map(|(_, hash)| hash))
+        .unwrap_or_else(|| panic!("no hash in child output:\n{stdout}"))
+        .to_owned()
+}
+
+/// One compute thread on the sequential path, one and two threads on the
+/// parallel path (threshold 1: every pass is split), all give the same bits.
+#[test]
+fn one_and_two_threads_agree() {
+    let serial = child_hash(1, usize::MAX);
+    assert_eq!(serial, child_hash(1, 1), "1 thread, parallel path");
+    assert_eq!(serial, child_hash(2, 1), "2 threads, parallel path");
+    assert_eq!(
+        serial,
+        child_hash(2, usize::MAX),
+        "2 threads, sequential path"
+    );
+}

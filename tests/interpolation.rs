@@ -1,0 +1,136 @@
+//! Drawing between fixed steps: the lerp, teleports, spawning, opting out.
+
+mod common;
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_euler_physics::prelude::*;
+use common::*;
+
+#[derive(Resource, Default)]
+struct Steps(u32);
+
+fn count(mut steps: ResMut<Steps>) {
+    steps.0 += 1;
+}
+
+fn frame(app: &mut App, fixed_steps: f64) {
+    let d = Duration::from_secs_f64(f64::from(H) * fixed_steps);
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(d));
+    app.update();
+}
+
+fn overstep(app: &App) -> f32 {
+    app.world().resource::<Time<Fixed>>().overstep_fraction()
+}
+
+/// Frames of 1.5, 1.5, 0.25, 0.5, 3, 0 and 0.75 fixed steps run 1, 2, 0, 0,
+/// 3, 0 and 1 steps (the overstep carries over: 0.5, 0, 0.25, 0.75, 0.75,
+/// 0.75, 0.5); after each, the drawn position is the lerp between the last two
+/// fixed positions at the overstep fraction — checked against the closed
+/// form of uniform motion, `x(t) = x0 + t·v`, at `t = (steps − 1 + α)·h`.
+#[test]
+fn transform_is_the_lerp_of_the_last_two_fixed_states() {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    app.init_resource::<Steps>().add_systems(FixedUpdate, count);
+    let x0 = Vec3::new(-1.0, 2.0, 0.0);
+    let v = Vec3::new(4.0, -2.0, 1.0);
+    let e = spawn(&mut app, Body::new(1.0).with_position(x0).with_velocity(v));
+    let mut ran = Vec::new();
+    for fixed_steps in [1.5, 1.5, 0.25, 0.5, 3.0, 0.0, 0.75] {
+        let before = app.world().resource::<Steps>().0;
+        frame(&mut app, fixed_steps);
+        let steps = app.world().resource::<Steps>().0;
+        ran.push(steps - before);
+        let alpha = overstep(&app);
+        let drawn = translation(&app, e);
+        let history = *app.world().get::<PositionHistory>(e).unwrap();
+        assert_eq!(drawn, history.previous().lerp(history.current(), alpha));
+        let t = (steps as f32 - 1.0 + alpha) * H;
+        assert_close(
+            drawn,
+            x0 + t * v,
+            1e-5,
+            &format!("after {steps} steps, α = {alpha}"),
+        );
+    }
+    assert_eq!(ran, [1, 2, 0, 0, 3, 0, 1], "steps per frame");
+}
+
+/// A position written outside the fixed step is drawn at once, and the next
+/// step starts from it: no streak from the old place.
+#[test]
+fn a_teleport_snaps() {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    let e = spawn(
+        &mut app,
+        Body::new(1.0).with_velocity(Vec3::new(1.0, 0.0, 0.0)),
+    );
+    frame(&mut app, 1.5);
+    let far = Vec3::new(100.0, 50.0, 0.0);
+    body_mut(&mut app, e).position = far;
+    // A frame with no fixed step: drawn at the new place exactly.
+    frame(&mut app, 0.25);
+    assert_eq!(translation(&app, e), far);
+    // Next steps interpolate from the new place onwards.
+    frame(&mut app, 1.0);
+    let drawn = translation(&app, e);
+    assert!(
+        drawn.x >= far.x && drawn.x <= far.x + 2.0 * H,
+        "drawn at {drawn}"
+    );
+    assert_eq!(drawn.y, far.y);
+}
+
+/// A body spawned with only `Body` is drawn at its position from its first
+/// frame, even if that frame runs no fixed step.
+#[test]
+fn a_new_body_gets_a_transform_at_its_position() {
+    let mut app = app();
+    let at = Vec3::new(3.0, 4.0, 5.0);
+    let e = spawn(&mut app, Body::new(1.0).with_position(at));
+    assert_eq!(translation(&app, e), at);
+    frame(&mut app, 0.25);
+    assert_eq!(translation(&app, e), at);
+
+    // Spawned through commands, in the middle of a frame.
+    let at2 = Vec3::new(-3.0, 1.0, 0.0);
+    app.add_systems(
+        Update,
+        move |mut commands: Commands, mut done: Local<bool>| {
+            if !*done {
+                commands.spawn(Body::new(1.0).with_position(at2));
+                *done = true;
+            }
+        },
+    );
+    frame(&mut app, 0.25);
+    let world = app.world_mut();
+    let mut q = world.query::<(&Body, &Transform)>();
+    let found = q
+        .iter(world)
+        .any(|(b, t)| b.position == at2 && t.translation == at2);
+    assert!(found, "body spawned by commands is drawn at its position");
+}
+
+/// `TransformSyncDisabled` leaves the transform alone.
+#[test]
+fn opted_out_bodies_keep_their_transform() {
+    let mut app = app();
+    let mine = Transform::from_xyz(7.0, 7.0, 7.0);
+    let e = spawn(
+        &mut app,
+        (
+            Body::new(1.0).with_velocity(Vec3::X),
+            mine,
+            TransformSyncDisabled,
+        ),
+    );
+    step(&mut app, 10);
+    assert_eq!(*app.world().get::<Transform>(e).unwrap(), mine);
+    assert_ne!(body(&app, e).position, Vec3::ZERO);
+}

@@ -1,0 +1,325 @@
+//! The integration against closed forms and invariants.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_euler_physics::prelude::*;
+use common::*;
+
+/// Free fall under semi-implicit Euler: `v_n = v_0 + n·h·g` and
+/// `x_n = x_0 + n·h·v_0 + h²·g·n(n+1)/2` (the drift uses the kicked
+/// velocity, hence n+1).
+#[test]
+fn free_fall_matches_the_semi_implicit_closed_form() {
+    let mut app = app();
+    let g = Vec3::new(0.5, -9.81, 0.25);
+    set_gravity(&mut app, g);
+    let x0 = Vec3::new(1.0, 20.0, -2.0);
+    let v0 = Vec3::new(3.0, 4.0, -1.0);
+    let e = spawn(&mut app, Body::new(2.0).with_position(x0).with_velocity(v0));
+    let h = f64::from(H);
+    for n in 1..=256u32 {
+        step(&mut app, 1);
+        let nf = f64::from(n);
+        let x =
+            x0.as_dvec3() + nf * h * v0.as_dvec3() + h * h * g.as_dvec3() * nf * (nf + 1.0) / 2.0;
+        let v = v0.as_dvec3() + nf * h * g.as_dvec3();
+        let b = body(&app, e);
+        // f32 rounding accumulates at most about one ulp of the largest
+        // magnitude per operation per step.
+        let scale = x.abs().max_element().max(v.abs().max_element()) as f32;
+        let tol = 4.0 * n as f32 * f32::EPSILON * scale;
+        assert_close(
+            b.position,
+            x.as_vec3(),
+            tol,
+            &format!("position after {n} steps"),
+        );
+        assert_close(
+            b.velocity,
+            v.as_vec3(),
+            tol,
+            &format!("velocity after {n} steps"),
+        );
+    }
+}
+
+#[test]
+fn fixed_bodies_never_move() {
+    let mut app = app();
+    let anchor = spawn(&mut app, Body::fixed(Vec3::new(0.0, 5.0, 0.0)));
+    let bob = spawn(
+        &mut app,
+        Body::new(1.0).with_position(Vec3::new(1.0, 3.0, 0.0)),
+    );
+    spawn(&mut app, Spring::new(anchor, bob, 1.0, 50.0));
+    step(&mut app, 200);
+    assert_eq!(body(&app, anchor).position, Vec3::new(0.0, 5.0, 0.0));
+    assert_ne!(body(&app, bob).position, Vec3::new(1.0, 3.0, 0.0));
+}
+
+/// Without forces, Padé damping gives `v_n = v_0 / (1 + h·c)^n`.
+#[test]
+fn pade_damping_decays_geometrically() {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    let v0 = Vec3::new(3.0, -2.0, 1.0);
+    let c = 5.0;
+    let e = spawn(&mut app, (Body::new(1.0).with_velocity(v0), Damping(c)));
+    let factor = 1.0 / (1.0 + f64::from(H) * f64::from(c));
+    for n in 1..=200i32 {
+        step(&mut app, 1);
+        let expected = v0.as_dvec3() * factor.powi(n);
+        let tol = 4.0 * n as f32 * f32::EPSILON * v0.abs().max_element();
+        assert_close(
+            body(&app, e).velocity,
+            expected.as_vec3(),
+            tol,
+            &format!("step {n}"),
+        );
+    }
+}
+
+/// With `h·c = 10` the damping factor is 1/11: the velocity shrinks every step
+/// and never changes sign (explicit damping `v·(1 − h·c)` would flip and grow).
+#[test]
+fn stiff_pade_damping_never_flips_the_velocity() {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    let c = 10.0 / H;
+    let e = spawn(
+        &mut app,
+        (
+            Body::new(1.0).with_velocity(Vec3::new(7.0, -3.0, 0.0)),
+            Damping(c),
+        ),
+    );
+    let mut last = body(&app, e).velocity;
+    for _ in 0..30 {
+        step(&mut app, 1);
+        let v = body(&app, e).velocity;
+        assert!(
+            v.x > 0.0 && v.y < 0.0,
+            "velocity flipped sign or vanished: {v}"
+        );
+        assert!(v.x < last.x && v.y > last.y, "velocity grew: {last} -> {v}");
+        let tol = f32::EPSILON * last.abs().max_element();
+        assert_close(v, last / 11.0, tol, "factor 1/11");
+        last = v;
+    }
+}
+
+/// Kick, then damp: the fixed point of `v ← (v + h·g) / (1 + h·c)` is exactly
+/// `g / c`, for any `h·c`, here 0.1 and 10.
+#[test]
+fn damped_fall_converges_to_the_terminal_velocity() {
+    for hc in [0.1f32, 10.0] {
+        let mut app = app();
+        let g = Vec3::new(0.0, -9.81, 0.0);
+        set_gravity(&mut app, g);
+        let c = hc / H;
+        let e = spawn(&mut app, (Body::new(3.0), Damping(c)));
+        step(&mut app, 2000);
+        let v = body(&app, e).velocity;
+        assert_close(
+            v,
+            g / c,
+            8.0 * f32::EPSILON * (g / c).length(),
+            &format!("h·c = {hc}"),
+        );
+    }
+}
+
+fn spring_energy(app: &App, anchor: Entity, bob: Entity, k: f32, rest: f32) -> f64 {
+    let a = body(app, anchor);
+    let b = body(app, bob);
+    let stretch = f64::from((b.position - a.position).length() - rest);
+    f64::from(b.kinetic_energy()) + 0.5 * f64::from(k) * stretch * stretch
+}
+
+/// Semi-implicit Euler is symplectic: at ω·h = 0.1 the energy of a mass on a
+/// spring oscillates by about ω·h/2 = 5 % and does not drift, over 10⁵ steps.
+#[test]
+fn spring_oscillator_energy_stays_bounded_for_1e5_steps() {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    let omega = 0.1 / H;
+    let mass = 2.0;
+    let k = omega * omega * mass;
+    let rest = 1.0;
+    let anchor = spawn(&mut app, Body::fixed(Vec3::ZERO));
+    // Stretched by 0.5 m, with a sideways velocity so it also swings.
+    let bob = spawn(
+        &mut app,
+        Body::new(mass)
+            .with_position(Vec3::new(1.5, 0.0, 0.0))
+            .with_velocity(Vec3::new(0.0, 1.0, 0.0)),
+    );
+    spawn(&mut app, Spring::new(anchor, bob, rest, k));
+    let e0 = spring_energy(&app, anchor, bob, k, rest);
+    let (mut lo, mut hi) = (e0, e0);
+    for _ in 0..100_000 {
+        step(&mut app, 1);
+        let e = spring_energy(&app, anchor, bob, k, rest);
+        lo = lo.min(e);
+        hi = hi.max(e);
+    }
+    assert!(
+        lo >= 0.94 * e0 && hi <= 1.06 * e0,
+        "energy left ±6 %: start {e0}, range [{lo}, {hi}]"
+    );
+    // And it really oscillated: not a body that never moved.
+    assert!(
+        hi > lo * 1.001,
+        "energy range [{lo}, {hi}] suspiciously flat"
+    );
+}
+
+/// Equal and opposite spring forces: two free bodies on a damped spring keep
+/// their total momentum, while the damping takes energy out.
+#[test]
+fn two_free_bodies_on_a_damped_spring_keep_their_momentum() {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    let a = spawn(
+        &mut app,
+        Body::new(1.0).with_velocity(Vec3::new(2.0, 1.0, 0.0)),
+    );
+    let b = spawn(
+        &mut app,
+        Body::new(3.0)
+            .with_position(Vec3::new(1.5, 0.2, 0.1))
+            .with_velocity(Vec3::new(-1.0, 0.5, 0.3)),
+    );
+    spawn(&mut app, Spring::new(a, b, 1.0, 80.0).with_damping(2.0));
+    let energy = |app: &App| {
+        let (ba, bb) = (body(app, a), body(app, b));
+        let stretch = (bb.position - ba.position).length() - 1.0;
+        ba.kinetic_energy() + bb.kinetic_energy() + 0.5 * 80.0 * stretch * stretch
+    };
+    let p0 = body(&app, a).momentum() + body(&app, b).momentum();
+    let e0 = energy(&app);
+    for n in 1..=2000 {
+        step(&mut app, 1);
+        let p = body(&app, a).momentum() + body(&app, b).momentum();
+        let tol = 16.0 * n as f32 * f32::EPSILON * 4.0;
+        assert_close(p, p0, tol, &format!("momentum after {n} steps"));
+    }
+    // The damping did work: the oscillation along the spring died out, and
+    // only the energy of the centre of mass and of the spin stays.
+    let e = energy(&app);
+    assert!(e < 0.9 * e0, "energy {e0} -> {e}: the damping did nothing");
+}
+
+#[derive(Resource, Default)]
+struct Seen(Vec<(Vec3, Vec3)>);
+
+fn record(bodies: Query<&Body>, mut seen: ResMut<Seen>) {
+    for body in &bodies {
+        seen.0.push((body.position, body.velocity));
+    }
+}
+
+/// The constraint hook runs between the two integrations: it sees the
+/// kicked velocity and the position from before the drift.
+#[test]
+fn solve_constraints_sees_new_velocities_and_old_positions() {
+    let mut app = app();
+    let g = Vec3::new(0.0, -9.81, 0.0);
+    set_gravity(&mut app, g);
+    app.init_resource::<Seen>().add_systems(
+        PhysicsSubstep,
+        record.in_set(PhysicsSystems::SolveConstraints),
+    );
+    let x0 = Vec3::new(0.0, 10.0, 0.0);
+    let v0 = Vec3::new(1.0, 0.0, 0.0);
+    spawn(&mut app, Body::new(1.0).with_position(x0).with_velocity(v0));
+    step(&mut app, 3);
+    let seen = &app.world().resource::<Seen>().0;
+    assert_eq!(seen.len(), 3);
+    let (mut x, mut v) = (x0, v0);
+    for (n, &(hook_x, hook_v)) in seen.iter().enumerate() {
+        v += H * g;
+        assert_eq!(hook_x, x, "step {n}: the hook must see the old position");
+        assert_eq!(hook_v, v, "step {n}: the hook must see the new velocity");
+        x += H * v;
+    }
+}
+
+fn stop_everything(mut bodies: Query<&mut Body>) {
+    for mut body in &mut bodies {
+        body.velocity = Vec3::ZERO;
+    }
+}
+
+/// What the hook writes to the velocity is what the drift uses.
+#[test]
+fn velocities_written_in_the_hook_drive_the_drift() {
+    let mut app = app();
+    app.add_systems(
+        PhysicsSubstep,
+        stop_everything.in_set(PhysicsSystems::SolveConstraints),
+    );
+    let x0 = Vec3::new(0.0, 10.0, 0.0);
+    let e = spawn(
+        &mut app,
+        Body::new(1.0).with_position(x0).with_velocity(Vec3::X),
+    );
+    step(&mut app, 10);
+    assert_eq!(body(&app, e).position, x0);
+}
+
+fn push_x(mut forces: Query<&mut AccumulatedForce>) {
+    for mut f in &mut forces {
+        f.0.x += 4.0;
+    }
+}
+
+/// User forces, persistent and per-pass, act as `F·inv_mass`.
+#[test]
+fn user_forces_accelerate_by_f_over_m() {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    app.add_systems(
+        PhysicsSubstep,
+        push_x.in_set(PhysicsSystems::AccumulateForces),
+    );
+    let e = spawn(
+        &mut app,
+        (Body::new(2.0), ConstantForce(Vec3::new(0.0, 6.0, 0.0))),
+    );
+    let n = 64;
+    step(&mut app, n);
+    // a = (4, 6, 0) / 2 kg; exactly representable, so exact.
+    let expected = Vec3::new(2.0, 3.0, 0.0) * H * n as f32;
+    assert_close(body(&app, e).velocity, expected, 1e-5, "velocity");
+    assert_eq!(
+        app.world().get::<AccumulatedForce>(e).unwrap().0,
+        Vec3::ZERO
+    );
+}
+
+/// Two substeps of h/2 are two steps of h/2.
+#[test]
+fn global_substeps_equal_smaller_steps() {
+    let scene = |app: &mut App| {
+        let anchor = spawn(app, Body::fixed(Vec3::ZERO));
+        let a = spawn(app, Body::new(1.0).with_position(Vec3::new(0.3, -0.5, 0.0)));
+        let b = spawn(app, Body::new(2.0).with_position(Vec3::new(0.6, -1.0, 0.0)));
+        spawn(app, Spring::new(anchor, a, 0.5, 300.0).with_damping(0.5));
+        spawn(app, Spring::new(a, b, 0.5, 300.0).with_damping(0.5));
+        (a, b)
+    };
+    let mut sub = app();
+    sub.insert_resource(PhysicsSettings {
+        substeps: 2,
+        ..default()
+    });
+    let (a1, b1) = scene(&mut sub);
+    let mut plain = app_with_timestep(H / 2.0);
+    let (a2, b2) = scene(&mut plain);
+    step(&mut sub, 100);
+    step(&mut plain, 200);
+    assert_eq!(body(&sub, a1), body(&plain, a2));
+    assert_eq!(body(&sub, b1), body(&plain, b2));
+}
