@@ -59,7 +59,7 @@ fn setup(
     commands.spawn((
         Text::new("spring_rope: Space kicks the ropes, G flips gravity"),
         TextFont {
-            font_size: 18.0,
+            font_size: FontSize::Px(18.0),
             ..default()
         },
         Node {

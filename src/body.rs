@@ -244,10 +244,11 @@ fn on_body_insert(mut world: DeferredWorld, ctx: HookContext) {
     if let Some(mut history) = world.get_mut::<PositionHistory>(ctx.entity) {
         *history = PositionHistory::at(body.position);
     }
-    if body.position.is_finite() && !world.entity(ctx.entity).contains::<TransformSyncDisabled>() {
-        if let Some(mut transform) = world.get_mut::<Transform>(ctx.entity) {
-            transform.translation = body.position;
-        }
+    if body.position.is_finite()
+        && !world.entity(ctx.entity).contains::<TransformSyncDisabled>()
+        && let Some(mut transform) = world.get_mut::<Transform>(ctx.entity)
+    {
+        transform.translation = body.position;
     }
     mark_solver_dirty(world, ctx);
 }
@@ -260,6 +261,15 @@ pub(crate) fn mark_solver_dirty(mut world: DeferredWorld, _ctx: HookContext) {
     }
 }
 
+/// What the velocity integration reads and writes per body.
+type KickData = (
+    &'static mut Body,
+    &'static BodyIndex,
+    &'static mut AccumulatedForce,
+    Option<&'static ConstantForce>,
+    Option<&'static Damping>,
+);
+
 /// [`PhysicsSystems::IntegrateVelocities`](crate::PhysicsSystems):
 /// `v ← (v + h·(g + w·F)) / (1 + h·c)` for every dynamic body.
 pub(crate) fn integrate_velocities(
@@ -267,16 +277,7 @@ pub(crate) fn integrate_velocities(
     step: Res<PhysicsStep>,
     gravity: Res<Gravity>,
     settings: Res<PhysicsSettings>,
-    mut bodies: Query<
-        (
-            &mut Body,
-            &BodyIndex,
-            &mut AccumulatedForce,
-            Option<&ConstantForce>,
-            Option<&Damping>,
-        ),
-        Without<PhysicsError>,
-    >,
+    mut bodies: Query<KickData, Without<PhysicsError>>,
 ) {
     let h = step.dt;
     let g = gravity.0;

@@ -130,7 +130,7 @@ impl Spring {
 pub(crate) fn spring_force(d: Vec3, dv: Vec3, rest: f32, k: f32, c: f32) -> Vec3 {
     let length = d.length();
     // Zero (or NaN) length: no direction, no force.
-    if !(length > 0.0) {
+    if length.is_nan() || length <= 0.0 {
         return Vec3::ZERO;
     }
     let n = d / length;

@@ -118,9 +118,11 @@ fn spring_from_a_body_to_itself() {
     assert_contained(&mut app, &w, spring);
 }
 
+type IssueCheck = fn(&PhysicsIssue) -> bool;
+
 #[test]
 fn invalid_spring_parameters() {
-    let cases: [(Spring, fn(&PhysicsIssue) -> bool); 5] = {
+    let cases: [(Spring, IssueCheck); 5] = {
         let p = Entity::PLACEHOLDER;
         [
             (Spring::new(p, p, 1.0, -5.0), |i| {
