@@ -10,7 +10,8 @@
 //! - `plain`: the reference, a plain array loop (one thread);
 //! - `plugin_1_thread`: one `FixedMain` run with the parallel passes off;
 //! - `plugin_2_threads`: the same with every pass split over Bevy's compute
-//!   pool (its worker plus the calling thread: 2 threads on 2 cores).
+//!   pool, set to 2 threads (Bevy's default gives a 2-core machine a single
+//!   compute thread, and its parallel queries run serially on one).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -93,7 +94,10 @@ impl Plain {
 
 fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+    let mut pools = TaskPoolPlugin::default();
+    pools.task_pool_options.compute.min_threads = 2;
+    pools.task_pool_options.compute.max_threads = 2;
+    app.add_plugins((MinimalPlugins.set(pools), EulerPhysicsPlugin))
         .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
         .insert_resource(PhysicsSettings {
             substeps: 1,

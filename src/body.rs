@@ -303,7 +303,7 @@ pub(crate) fn integrate_velocities(
         let Some(i) = solver.live_index(index) else {
             return;
         };
-        let force = solver.spring_force_on(i) + force;
+        let force = solver.force[i] + force;
         let mut velocity = body.velocity + h * (g + force * body.inv_mass);
         if let Some(&damping) = damping {
             if damping.is_valid() {
@@ -321,7 +321,7 @@ pub(crate) fn integrate_velocities(
 /// the damping and the constraints.
 ///
 /// A body whose new state would be non-finite keeps its last finite position
-/// and is reported by [`PhysicsSystems::Finish`](crate::PhysicsSystems).
+/// and is reported at the end of the fixed step.
 pub(crate) fn integrate_positions(
     solver: Res<SolverState>,
     step: Res<PhysicsStep>,
@@ -329,20 +329,31 @@ pub(crate) fn integrate_positions(
     mut bodies: Query<(&mut Body, &mut PositionHistory), Without<PhysicsError>>,
 ) {
     let h = step.dt;
-    let last_pass = step.pass + 1 >= step.passes;
+    let (first_pass, last_pass) = (step.is_first(), step.pass + 1 >= step.passes);
     let solver = &*solver;
     let parallel = solver.len() >= settings.parallel_threshold;
     for_each_maybe_par!(bodies, parallel, |(mut body, mut history)| {
+        // Where the body starts the fixed step (after any teleport).
+        let start = body.position;
         if body.is_dynamic() {
-            let position = body.position + h * body.velocity;
-            if position.is_finite() && body.velocity.is_finite() {
+            // A non-finite velocity makes this non-finite too (0·∞ is NaN).
+            let position = start + h * body.velocity;
+            if position.is_finite() {
                 body.position = position;
             } else {
                 solver.request_report();
             }
         }
-        if last_pass {
-            history.current = body.position;
+        match (first_pass, last_pass) {
+            (true, true) => {
+                *history = PositionHistory {
+                    previous: start,
+                    current: body.position,
+                }
+            }
+            (true, false) => history.previous = start,
+            (false, true) => history.current = body.position,
+            (false, false) => {}
         }
     });
 }

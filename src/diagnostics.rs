@@ -273,7 +273,7 @@ fn same_bits(a: Vec3, b: Vec3) -> bool {
     a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits)
 }
 
-/// [`PhysicsSystems::Prepare`](crate::PhysicsSystems): takes the
+/// Start of the fixed step: takes the
 /// [`PhysicsError`] off entities whose values are valid again.
 pub(crate) fn readmit_fixed(
     mut commands: Commands,
@@ -310,7 +310,7 @@ pub(crate) fn readmit_fixed(
     }
 }
 
-/// [`PhysicsSystems::Prepare`](crate::PhysicsSystems): warns once about a
+/// Start of the fixed step: warns once about a
 /// substep count out of range.
 pub(crate) fn check_settings(settings: Res<PhysicsSettings>) {
     if settings.is_changed() && settings.passes() != settings.substeps {
@@ -323,7 +323,7 @@ pub(crate) fn check_settings(settings: Res<PhysicsSettings>) {
     }
 }
 
-/// [`PhysicsSystems::Finish`](crate::PhysicsSystems): when a pass met invalid
+/// End of the fixed step: when a pass met invalid
 /// state, finds the bodies responsible and takes them out of the step.
 pub(crate) fn report_invalid_bodies(
     mut solver: ResMut<SolverState>,

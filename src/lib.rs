@@ -24,8 +24,9 @@
 //!
 //! [`EulerPhysicsPlugin`] adds to [`FixedUpdate`] the sets
 //! [`PhysicsSystems::Prepare`] → [`PhysicsSystems::Step`] →
-//! [`PhysicsSystems::Finish`]. `Step` runs the [`PhysicsSubstep`] schedule
-//! once per pass ([`PhysicsSettings::substeps`]), and each pass runs
+//! [`PhysicsSystems::Finish`]. `Step` checks and indexes the scene, runs the
+//! [`PhysicsSubstep`] schedule once per pass ([`PhysicsSettings::substeps`]),
+//! then reports what went wrong; each pass runs
 //! `AccumulateForces` → `IntegrateVelocities` → `SolveConstraints` →
 //! `IntegratePositions`: semi-implicit Euler, velocity first, then position
 //! with the new velocity. See [`body`] for the maths, [`PhysicsSystems`] for
@@ -50,6 +51,7 @@
 pub mod body;
 pub mod diagnostics;
 pub mod forces;
+pub mod integrators;
 pub mod interpolation;
 mod schedule;
 mod solver;
@@ -74,9 +76,9 @@ pub mod prelude {
 }
 
 use bevy::app::{App, FixedUpdate, Plugin, Update};
-use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, SingleThreadedExecutor};
+use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SingleThreadedExecutor};
 
-use crate::schedule::run_substeps;
+use crate::schedule::{StepEnd, StepStart, run_step};
 use crate::solver::SolverState;
 
 /// Adds point-mass physics to an app: the resources, the systems in
@@ -121,9 +123,17 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<PhysicsSettings>()
             .register_type::<PhysicsStep>();
 
-        let mut substep = Schedule::new(PhysicsSubstep);
-        substep.set_executor(SingleThreadedExecutor::new());
-        app.add_schedule(substep);
+        // Chains of small systems: a single-threaded executor runs them
+        // inline, where a multi-threaded one would wake threads for each.
+        for label in [
+            PhysicsSubstep.intern(),
+            StepStart.intern(),
+            StepEnd.intern(),
+        ] {
+            let mut schedule = Schedule::new(label);
+            schedule.set_executor(SingleThreadedExecutor::new());
+            app.add_schedule(schedule);
+        }
 
         app.configure_sets(FixedUpdate, (Prepare, Step, Finish).chain())
             .configure_sets(
@@ -136,20 +146,17 @@ impl Plugin for EulerPhysicsPlugin {
                 )
                     .chain(),
             )
+            .add_systems(FixedUpdate, run_step.in_set(Step))
             .add_systems(
-                FixedUpdate,
+                StepStart,
                 (
-                    (
-                        diagnostics::check_settings,
-                        diagnostics::readmit_fixed,
-                        solver::rebuild,
-                    )
-                        .chain()
-                        .in_set(Prepare),
-                    run_substeps.in_set(Step),
-                    diagnostics::report_invalid_bodies.in_set(Finish),
-                ),
+                    diagnostics::check_settings,
+                    diagnostics::readmit_fixed,
+                    solver::rebuild,
+                )
+                    .chain(),
             )
+            .add_systems(StepEnd, diagnostics::report_invalid_bodies)
             .add_systems(
                 PhysicsSubstep,
                 (

@@ -8,11 +8,19 @@ use bevy::prelude::*;
 ///
 /// In [`FixedUpdate`], chained:
 ///
-/// 1. [`Prepare`](Self::Prepare): re-admit fixed components, rebuild the dense
-///    solver index when bodies or springs were added, removed or changed.
-/// 2. [`Step`](Self::Step): runs the [`PhysicsSubstep`] schedule once per pass
-///    (see [`PhysicsSettings::substeps`]).
-/// 3. [`Finish`](Self::Finish): report and freeze invalid or non-finite state.
+/// 1. [`Prepare`](Self::Prepare): for your systems that must run before any
+///    body moves in this fixed step.
+/// 2. [`Step`](Self::Step): one exclusive system that
+///    - re-admits repaired bodies and springs and rebuilds the solver's dense
+///      index when bodies or springs were added, removed or changed;
+///    - runs the [`PhysicsSubstep`] schedule once per pass (see
+///      [`PhysicsSettings::substeps`]);
+///    - reports and freezes invalid or non-finite state.
+///
+///    The plugin's own bookkeeping runs inside this one system, on
+///    single-threaded schedules, so that a fixed step costs one hand-off of
+///    Bevy's multi-threaded executor rather than one per system.
+/// 3. [`Finish`](Self::Finish): for your systems that read the finished step.
 ///
 /// In [`PhysicsSubstep`], chained:
 ///
@@ -54,11 +62,12 @@ use bevy::prelude::*;
 /// ```
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PhysicsSystems {
-    /// Start of the fixed step: bookkeeping before any body moves.
+    /// Before the step (your systems).
     Prepare,
-    /// Runs the [`PhysicsSubstep`] schedule, once per pass.
+    /// The step: bookkeeping, then [`PhysicsSubstep`] once per pass, then
+    /// reports.
     Step,
-    /// End of the fixed step: reports and freezes what went wrong.
+    /// After the step (your systems).
     Finish,
     /// Spring forces, then your forces (in [`PhysicsSubstep`]).
     AccumulateForces,
@@ -209,8 +218,18 @@ impl PhysicsStep {
     }
 }
 
-/// [`PhysicsSystems::Step`]: runs [`PhysicsSubstep`] once per pass.
-pub(crate) fn run_substeps(world: &mut World) {
+/// The plugin's bookkeeping at the start of a fixed step (single-threaded).
+#[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct StepStart;
+
+/// The plugin's reports at the end of a fixed step (single-threaded).
+#[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct StepEnd;
+
+/// [`PhysicsSystems::Step`]: [`StepStart`], then [`PhysicsSubstep`] once per
+/// pass, then [`StepEnd`].
+pub(crate) fn run_step(world: &mut World) {
+    world.run_schedule(StepStart);
     let timestep = world.resource::<Time<Fixed>>().timestep().as_secs_f32();
     let passes = world.resource::<PhysicsSettings>().passes();
     let dt = if passes == 1 {
@@ -222,4 +241,5 @@ pub(crate) fn run_substeps(world: &mut World) {
         *world.resource_mut::<PhysicsStep>() = PhysicsStep { dt, pass, passes };
         world.run_schedule(PhysicsSubstep);
     }
+    world.run_schedule(StepEnd);
 }

@@ -6,17 +6,18 @@
 //! [`BodyIndex`]), every valid spring a row holding its two slots, and a
 //! compressed adjacency lists the springs of each body in row order.
 //!
-//! The index is rebuilt in [`PhysicsSystems::Prepare`](crate::PhysicsSystems)
-//! only when bodies or springs were added, removed, re-inserted, marked
-//! invalid or changed; between rebuilds each pass does:
+//! The index is rebuilt at the start of the fixed step only when bodies or
+//! springs were added, removed, re-inserted, marked invalid or changed;
+//! between rebuilds each pass does:
 //!
 //! 1. `gather`: copy each body's position and velocity into its slot;
-//! 2. `spring_forces`: each spring's force into its row's slot;
-//! 3. in the velocity integration, each body sums its springs' forces in
-//!    adjacency order.
+//! 2. `spring_forces`: each spring's force into its row's slot (in parallel
+//!    for large scenes), then a sequential pass over the rows, in row order,
+//!    adds each force to its two bodies' slots;
+//! 3. the velocity integration reads each body's summed force from its slot.
 //!
-//! Every step is a fixed-order computation per slot, so the state after a
-//! step does not depend on the thread count.
+//! Each body's forces are summed in row order however many threads computed
+//! them, so the state after a step does not depend on the thread count.
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -25,19 +26,24 @@ use bevy::prelude::*;
 
 use crate::body::Body;
 use crate::diagnostics::{PhysicsError, PhysicsIssue, Reporter, validate_spring};
-use crate::interpolation::PositionHistory;
-use crate::schedule::{PhysicsSettings, PhysicsStep};
+use crate::schedule::PhysicsSettings;
 use crate::spring::{Spring, SpringRow};
 use crate::stability::SpringStability;
 
 /// Runs `$f` on every item of `$query`, on the compute task pool when
 /// `$parallel` holds. `$f` must not depend on the order of the items.
 macro_rules! for_each_maybe_par {
-    ($query:expr, $parallel:expr, $f:expr) => {
+    ($query:expr, $parallel:expr, |$item:pat_param| $body:expr) => {
         if $parallel && bevy::tasks::ComputeTaskPool::try_get().is_some() {
-            $query.par_iter_mut().for_each($f)
+            $query.par_iter_mut().for_each(|$item| $body)
         } else {
-            $query.iter_mut().for_each($f)
+            // A plain loop lets the compiler inline the body; `return` in
+            // the body ends this item, as in the parallel branch.
+            for item in $query.iter_mut() {
+                let $item = item;
+                #[allow(clippy::redundant_closure_call)]
+                (|| $body)();
+            }
         }
     };
 }
@@ -52,9 +58,6 @@ impl Default for BodyIndex {
         Self(u32::MAX)
     }
 }
-
-/// The sign bit of an adjacency entry: set when the body is the spring's `b`.
-const IS_B: u32 = 1 << 31;
 
 /// The solver's dense scene; see the [module docs](self).
 #[derive(Resource, Default)]
@@ -73,14 +76,11 @@ pub(crate) struct SolverState {
     /// Valid springs, in a fixed order, and their forces this pass.
     pub springs: Vec<SpringRow>,
     pub spring_force: Vec<Vec3>,
-    /// Compressed adjacency: the springs of slot `i` are
-    /// `adjacency[adjacency_start[i]..adjacency_start[i + 1]]`, spring row
-    /// indices with [`IS_B`] set when the body is the spring's `b` end.
-    adjacency_start: Vec<u32>,
-    adjacency: Vec<u32>,
+    /// Per slot: the sum of its springs' forces this pass.
+    pub force: Vec<Vec3>,
     /// Springs already reported as unstable.
     unstable_reported: EntityHashSet,
-    /// Set during a pass when something invalid was met; `Finish` then scans
+    /// Set during a pass when something invalid was met; the end of the step then scans
     /// the bodies and reports.
     report_requested: AtomicBool,
 }
@@ -99,23 +99,7 @@ impl SolverState {
         (self.valid.get(i) == Some(&true)).then_some(i)
     }
 
-    /// The sum of the spring forces on slot `i`, in row order.
-    #[inline]
-    pub fn spring_force_on(&self, i: usize) -> Vec3 {
-        let range = self.adjacency_start[i] as usize..self.adjacency_start[i + 1] as usize;
-        let mut force = Vec3::ZERO;
-        for &entry in &self.adjacency[range] {
-            let f = self.spring_force[(entry & !IS_B) as usize];
-            if entry & IS_B == 0 {
-                force += f;
-            } else {
-                force -= f;
-            }
-        }
-        force
-    }
-
-    /// Asks `Finish` to scan for invalid bodies (callable from parallel
+    /// Asks the end of the step to scan for invalid bodies (callable from parallel
     /// passes).
     pub fn request_report(&self) {
         self.report_requested.store(true, Ordering::Relaxed);
@@ -127,7 +111,7 @@ impl SolverState {
     }
 }
 
-/// [`PhysicsSystems::Prepare`](crate::PhysicsSystems): rebuilds the index
+/// Start of the fixed step: rebuilds the index
 /// when bodies or springs changed, checking every spring on the way.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn rebuild(
@@ -208,43 +192,19 @@ pub(crate) fn rebuild(
     solver.spring_force.clear();
     solver.spring_force.resize(solver.springs.len(), Vec3::ZERO);
 
-    // Adjacency, each body's springs in row order.
-    let mut start = vec![0u32; n + 1];
-    for row in &solver.springs {
-        start[row.a as usize + 1] += 1;
-        start[row.b as usize + 1] += 1;
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut adjacency = vec![0u32; start[n] as usize];
-    for (s, row) in solver.springs.iter().enumerate() {
-        let s = s as u32;
-        adjacency[fill[row.a as usize] as usize] = s;
-        fill[row.a as usize] += 1;
-        adjacency[fill[row.b as usize] as usize] = s | IS_B;
-        fill[row.b as usize] += 1;
-    }
-    solver.adjacency_start = start;
-    solver.adjacency = adjacency;
+    solver.force.clear();
+    solver.force.resize(n, Vec3::ZERO);
 }
 
 /// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems), first: copies
-/// each body's state into its slot and, in the first pass, remembers where
-/// the body started the fixed step.
+/// each body's state into its slot.
 pub(crate) fn gather(
     mut solver: ResMut<SolverState>,
-    step: Res<PhysicsStep>,
-    mut bodies: Query<(&Body, &BodyIndex, &mut PositionHistory), Without<PhysicsError>>,
+    bodies: Query<(&Body, &BodyIndex), Without<PhysicsError>>,
 ) {
     let solver = &mut *solver;
-    let first = step.is_first();
     let mut any_invalid = false;
-    for (body, index, mut history) in &mut bodies {
-        if first {
-            history.previous = body.position;
-        }
+    for (body, index) in &bodies {
         let i = index.0 as usize;
         if i >= solver.pos.len() {
             // Spawned since the last rebuild; joins at the next step.

@@ -8,9 +8,9 @@
 //! ```
 //!
 //! and pushes `b` with `−f`, so the pair's momentum is unchanged. Each
-//! spring's force is computed into its own slot, then every body sums the
-//! slots of its springs in a fixed order: the result does not depend on how
-//! many threads computed the slots.
+//! spring's force is computed into its own slot (in parallel for large
+//! scenes), then added to its bodies in row order: the sums do not depend on
+//! how many threads computed the slots.
 
 use bevy::prelude::*;
 use bevy::tasks::ComputeTaskPool;
@@ -148,7 +148,7 @@ pub(crate) struct SpringRow {
 }
 
 /// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems): every spring's
-/// force into its slot.
+/// force into its slot, then each slot into its two bodies, in row order.
 pub(crate) fn spring_forces(mut solver: ResMut<SolverState>, settings: Res<PhysicsSettings>) {
     let solver = &mut *solver;
     let (pos, vel, valid) = (&solver.pos, &solver.vel, &solver.valid);
@@ -177,5 +177,11 @@ pub(crate) fn spring_forces(mut solver: ResMut<SolverState>, settings: Res<Physi
             });
         }
         _ => compute(rows, out),
+    }
+    let force = &mut solver.force;
+    force.fill(Vec3::ZERO);
+    for (row, &f) in solver.springs.iter().zip(&solver.spring_force) {
+        force[row.a as usize] += f;
+        force[row.b as usize] -= f;
     }
 }
