@@ -185,7 +185,8 @@ pub struct PhysicsError(pub PhysicsIssue);
 /// }
 /// # App::new().add_systems(Update, log_warnings);
 /// ```
-#[derive(Message, Debug, Clone, Copy, PartialEq)]
+#[derive(Message, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Debug, PartialEq, Clone)]
 pub struct PhysicsWarning {
     /// The body or spring entity.
     pub entity: Entity,

@@ -120,6 +120,7 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<TransformSyncDisabled>()
             .register_type::<PhysicsError>()
             .register_type::<PhysicsIssue>()
+            .register_type::<PhysicsWarning>()
             .register_type::<PhysicsSettings>()
             .register_type::<PhysicsStep>();
 
