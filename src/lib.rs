@@ -34,7 +34,7 @@
 //! bodies are drawn between steps.
 //!
 //! [`Body`] is the state. Its position is the truth and
-//! [`Transform::translation`] is what is drawn: write bodies, read
+//! [`Transform::translation`](bevy::transform::components::Transform::translation) is what is drawn: write bodies, read
 //! transforms (or [`PositionHistory`]).
 //!
 //! # Bad input
