@@ -9,6 +9,7 @@
 
 use core::fmt;
 
+use bevy::ecs::entity::Entities;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
@@ -240,12 +241,22 @@ pub(crate) fn validate_body(
     }
 }
 
-/// Checks a spring. `endpoint` says whether an entity has a body: `Ok` (with
-/// whether that body carries a [`PhysicsError`]) or the issue.
+/// Checks a spring: its ends exist, have a [`Body`] (valid or not) and
+/// differ, and its parameters are finite and not negative.
 pub(crate) fn validate_spring(
     spring: &Spring,
-    endpoint: impl Fn(Entity) -> Result<bool, PhysicsIssue>,
+    bodies: &Query<(), With<Body>>,
+    entities: &Entities,
 ) -> Result<(), PhysicsIssue> {
+    let endpoint = |e: Entity| {
+        if bodies.contains(e) {
+            Ok(())
+        } else if entities.contains_spawned(e) {
+            Err(PhysicsIssue::EndpointWithoutBody { endpoint: e })
+        } else {
+            Err(PhysicsIssue::MissingEndpoint { endpoint: e })
+        }
+    };
     let valid = |x: f32| x >= 0.0 && x.is_finite();
     if spring.a == spring.b {
         return Err(PhysicsIssue::SelfSpring);
@@ -282,7 +293,7 @@ pub(crate) fn readmit_fixed(
     bodies: Query<(Entity, &Body, Option<&Damping>, &PhysicsError)>,
     springs: Query<(Entity, &Spring, &PhysicsError)>,
     has_body: Query<(), With<Body>>,
-    entities: &bevy::ecs::entity::Entities,
+    entities: &Entities,
 ) {
     for (entity, body, damping, error) in &bodies {
         let unchanged = match error.0 {
@@ -297,14 +308,7 @@ pub(crate) fn readmit_fixed(
         }
     }
     for (entity, spring, _) in &springs {
-        let endpoint = |e: Entity| match has_body.get(e) {
-            Ok(()) => Ok(false),
-            Err(_) if entities.contains_spawned(e) => {
-                Err(PhysicsIssue::EndpointWithoutBody { endpoint: e })
-            }
-            Err(_) => Err(PhysicsIssue::MissingEndpoint { endpoint: e }),
-        };
-        if validate_spring(spring, endpoint).is_ok() {
+        if validate_spring(spring, &has_body, entities).is_ok() {
             info!("bevy_euler_physics: {entity}: spring is valid again and rejoins the simulation");
             commands.entity(entity).remove::<PhysicsError>();
         }

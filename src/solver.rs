@@ -21,11 +21,11 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
+use bevy::ecs::entity::{Entities, EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 
 use crate::body::Body;
-use crate::diagnostics::{PhysicsError, PhysicsIssue, Reporter, validate_spring};
+use crate::diagnostics::{PhysicsError, Reporter, validate_spring};
 use crate::schedule::PhysicsSettings;
 use crate::spring::{Spring, SpringRow};
 use crate::stability::SpringStability;
@@ -64,8 +64,6 @@ impl Default for BodyIndex {
 pub(crate) struct SolverState {
     /// Set by component hooks when the set of bodies or springs changed.
     pub dirty: bool,
-    /// Slot → entity.
-    entities: Vec<Entity>,
     /// Per slot, gathered at the start of each pass.
     pub pos: Vec<Vec3>,
     pub vel: Vec<Vec3>,
@@ -88,7 +86,7 @@ pub(crate) struct SolverState {
 impl SolverState {
     /// Number of body slots.
     pub fn len(&self) -> usize {
-        self.entities.len()
+        self.pos.len()
     }
 
     /// The slot of `index`, if it is in the index and its state was valid
@@ -119,8 +117,8 @@ pub(crate) fn rebuild(
     mut bodies: Query<(Entity, &Body, &mut BodyIndex), Without<PhysicsError>>,
     springs: Query<(Entity, &Spring), Without<PhysicsError>>,
     changed_springs: Query<(), (Changed<Spring>, Without<PhysicsError>)>,
-    all_bodies: Query<Has<PhysicsError>, With<Body>>,
-    entities: &bevy::ecs::entity::Entities,
+    has_body: Query<(), With<Body>>,
+    entities: &Entities,
     time: Res<Time<Fixed>>,
     settings: Res<PhysicsSettings>,
     mut reporter: Reporter,
@@ -133,17 +131,15 @@ pub(crate) fn rebuild(
 
     // Bodies: slots in query order (deterministic for a given history of
     // spawns and despawns).
-    solver.entities.clear();
     let mut slot_of = EntityHashMap::<u32>::default();
     let mut inv_mass = Vec::new();
     for (entity, body, mut index) in &mut bodies {
-        let slot = solver.entities.len() as u32;
+        let slot = inv_mass.len() as u32;
         index.0 = slot;
         slot_of.insert(entity, slot);
-        solver.entities.push(entity);
         inv_mass.push(body.inv_mass);
     }
-    let n = solver.entities.len();
+    let n = inv_mass.len();
     solver.pos.clear();
     solver.pos.resize(n, Vec3::ZERO);
     solver.vel.clear();
@@ -155,14 +151,7 @@ pub(crate) fn rebuild(
     let h = time.timestep().as_secs_f32() / settings.passes() as f32;
     solver.springs.clear();
     for (entity, spring) in &springs {
-        let endpoint = |e: Entity| match all_bodies.get(e) {
-            Ok(has_error) => Ok(has_error),
-            Err(_) if entities.contains_spawned(e) => {
-                Err(PhysicsIssue::EndpointWithoutBody { endpoint: e })
-            }
-            Err(_) => Err(PhysicsIssue::MissingEndpoint { endpoint: e }),
-        };
-        if let Err(issue) = validate_spring(spring, endpoint) {
+        if let Err(issue) = validate_spring(spring, &has_body, entities) {
             reporter.reject(entity, issue);
             continue;
         }
