@@ -33,17 +33,11 @@ use crate::stability::SpringStability;
 /// Runs `$f` on every item of `$query`, on the compute task pool when
 /// `$parallel` holds. `$f` must not depend on the order of the items.
 macro_rules! for_each_maybe_par {
-    ($query:expr, $parallel:expr, |$item:pat_param| $body:expr) => {
+    ($query:expr, $parallel:expr, $f:expr) => {
         if $parallel && bevy::tasks::ComputeTaskPool::try_get().is_some() {
-            $query.par_iter_mut().for_each(|$item| $body)
+            $query.par_iter_mut().for_each($f)
         } else {
-            // A plain loop lets the compiler inline the body; `return` in
-            // the body ends this item, as in the parallel branch.
-            for item in $query.iter_mut() {
-                let $item = item;
-                #[allow(clippy::redundant_closure_call)]
-                (|| $body)();
-            }
+            $query.iter_mut().for_each($f)
         }
     };
 }
@@ -193,24 +187,25 @@ pub(crate) fn gather(
 ) {
     let solver = &mut *solver;
     let mut any_invalid = false;
-    for (body, index) in &bodies {
+    let (pos, vel, valid_slots) = (&mut solver.pos, &mut solver.vel, &mut solver.valid);
+    bodies.iter().for_each(|(body, index)| {
         let i = index.0 as usize;
-        if i >= solver.pos.len() {
-            // Spawned since the last rebuild; joins at the next step.
-            continue;
+        // A body spawned since the last rebuild has no slot yet; it joins at
+        // the next step.
+        if i < pos.len() {
+            let valid = body.position.is_finite()
+                && body.velocity.is_finite()
+                && body.inv_mass >= 0.0
+                && body.inv_mass.is_finite();
+            valid_slots[i] = valid;
+            if valid {
+                pos[i] = body.position;
+                vel[i] = body.velocity;
+            } else {
+                any_invalid = true;
+            }
         }
-        let valid = body.position.is_finite()
-            && body.velocity.is_finite()
-            && body.inv_mass >= 0.0
-            && body.inv_mass.is_finite();
-        solver.valid[i] = valid;
-        if valid {
-            solver.pos[i] = body.position;
-            solver.vel[i] = body.velocity;
-        } else {
-            any_invalid = true;
-        }
-    }
+    });
     solver.pass_has_invalid = any_invalid;
     if any_invalid {
         solver.request_report();
