@@ -21,6 +21,7 @@
 //! right for every `h`.
 
 use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::system::SystemChangeTick;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
@@ -323,30 +324,30 @@ pub(crate) fn integrate_velocities(
 /// A body whose new state would be non-finite keeps its last finite position
 /// and is reported at the end of the fixed step.
 pub(crate) fn integrate_positions(
-    solver: Res<SolverState>,
+    mut solver: ResMut<SolverState>,
     step: Res<PhysicsStep>,
     settings: Res<PhysicsSettings>,
-    mut bodies: Query<(&mut Body, &mut PositionHistory), Without<PhysicsError>>,
+    mut bodies: Query<(&mut Body, &BodyIndex, &mut PositionHistory), Without<PhysicsError>>,
+    ticks: SystemChangeTick,
 ) {
     let h = step.dt;
     let (first_pass, last_pass) = (step.is_first(), step.pass + 1 >= step.passes);
-    let solver = &*solver;
-    let parallel = solver.len() >= settings.parallel_threshold;
-    for_each_maybe_par!(bodies, parallel, |(mut body, mut history)| {
+    let drift = |body: &mut Mut<Body>, history: &mut Mut<PositionHistory>| {
         // Where the body starts the fixed step (after any teleport).
         let start = body.position;
+        let mut ok = true;
         if body.is_dynamic() {
             // A non-finite velocity makes this non-finite too (0·∞ is NaN).
             let position = start + h * body.velocity;
             if position.is_finite() {
                 body.position = position;
             } else {
-                solver.request_report();
+                ok = false;
             }
         }
         match (first_pass, last_pass) {
             (true, true) => {
-                *history = PositionHistory {
+                **history = PositionHistory {
                     previous: start,
                     current: body.position,
                 }
@@ -355,5 +356,38 @@ pub(crate) fn integrate_positions(
             (false, true) => history.current = body.position,
             (false, false) => {}
         }
-    });
+        ok
+    };
+    if solver.len() >= settings.parallel_threshold {
+        let solver = &*solver;
+        for_each_maybe_par!(bodies, true, |(mut body, _, mut history)| {
+            if !drift(&mut body, &mut history) {
+                solver.request_report();
+            }
+        });
+        // The slots were not updated: the next gather copies every body.
+        return;
+    }
+    // One thread: also copy the new state into the slots, so that the next
+    // gather needs to copy only the bodies written after this pass.
+    let solver = &mut *solver;
+    let mut all_valid = !solver.pass_has_invalid;
+    let (pos, vel) = (&mut solver.pos, &mut solver.vel);
+    bodies
+        .iter_mut()
+        .for_each(|(mut body, index, mut history)| {
+            if !drift(&mut body, &mut history) {
+                all_valid = false;
+            }
+            let i = index.0 as usize;
+            if i < pos.len() {
+                pos[i] = body.position;
+                vel[i] = body.velocity;
+            }
+        });
+    if all_valid {
+        solver.synced = Some(ticks.this_run());
+    } else {
+        solver.request_report();
+    }
 }

@@ -10,7 +10,10 @@
 //! springs were added, removed, re-inserted, marked invalid or changed;
 //! between rebuilds each pass does:
 //!
-//! 1. `gather`: copy each body's position and velocity into its slot;
+//! 1. `gather`: copy each body's position and velocity into its slot (on one
+//!    thread the position pass already copied the state it produced, so
+//!    only bodies whose change tick is newer than that pass — written by
+//!    your code since — are copied again);
 //! 2. `spring_forces`: each spring's force into its row's slot (in parallel
 //!    for large scenes), then a sequential pass over the rows, in row order,
 //!    adds each force to its two bodies' slots;
@@ -21,7 +24,9 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use bevy::ecs::change_detection::Tick;
 use bevy::ecs::entity::{Entities, EntityHashMap, EntityHashSet};
+use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 
 use crate::body::Body;
@@ -45,7 +50,7 @@ pub(crate) use for_each_maybe_par;
 
 /// A body's slot in the solver's dense arrays.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BodyIndex(u32);
+pub(crate) struct BodyIndex(pub(crate) u32);
 
 impl Default for BodyIndex {
     fn default() -> Self {
@@ -70,6 +75,10 @@ pub(crate) struct SolverState {
     pub spring_force: Vec<Vec3>,
     /// Per slot: the sum of its springs' forces this pass.
     pub force: Vec<Vec3>,
+    /// Set when every slot holds its body's state as of this tick, all of it
+    /// valid (the position pass copies it there): the next gather then
+    /// copies only bodies changed since.
+    pub synced: Option<Tick>,
     /// Springs already reported as unstable.
     unstable_reported: EntityHashSet,
     /// Set during a pass when something invalid was met; the end of the step then scans
@@ -177,18 +186,27 @@ pub(crate) fn rebuild(
 
     solver.force.clear();
     solver.force.resize(n, Vec3::ZERO);
+    solver.synced = None;
 }
 
 /// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems), first: copies
-/// each body's state into its slot.
+/// each body's state into its slot — only the bodies written since the last
+/// position pass synced the slots, if it did.
 pub(crate) fn gather(
     mut solver: ResMut<SolverState>,
-    bodies: Query<(&Body, &BodyIndex), Without<PhysicsError>>,
+    bodies: Query<(Ref<Body>, &BodyIndex), Without<PhysicsError>>,
+    ticks: SystemChangeTick,
 ) {
     let solver = &mut *solver;
+    let synced = solver.synced.take();
     let mut any_invalid = false;
     let (pos, vel, valid_slots) = (&mut solver.pos, &mut solver.vel, &mut solver.valid);
     bodies.iter().for_each(|(body, index)| {
+        if let Some(synced) = synced
+            && !body.last_changed().is_newer_than(synced, ticks.this_run())
+        {
+            return;
+        }
         let i = index.0 as usize;
         // A body spawned since the last rebuild has no slot yet; it joins at
         // the next step.

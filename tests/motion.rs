@@ -323,3 +323,50 @@ fn global_substeps_equal_smaller_steps() {
     assert_eq!(body(&sub, a1), body(&plain, a2));
     assert_eq!(body(&sub, b1), body(&plain, b2));
 }
+
+/// A body written between steps is what the springs see in the next step
+/// (the solver must not keep a stale copy).
+#[test]
+fn springs_see_positions_written_between_steps() {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    let (k, rest, mass) = (50.0, 1.0, 2.0);
+    let anchor = spawn(&mut app, Body::fixed(Vec3::ZERO));
+    let bob = spawn(
+        &mut app,
+        Body::new(mass).with_position(Vec3::new(1.2, 0.0, 0.0)),
+    );
+    spawn(&mut app, Spring::new(anchor, bob, rest, k));
+    step(&mut app, 5);
+    for (x, at) in [(2.0f32, Vec3::X), (0.5, Vec3::Y), (3.0, Vec3::NEG_X)] {
+        {
+            let mut b = body_mut(&mut app, bob);
+            b.position = at * x;
+            b.velocity = Vec3::ZERO;
+        }
+        step(&mut app, 1);
+        // One kick from rest: v = h·F/m with F = −k·(x − rest) along `at`.
+        let expected = at * (-k * (x - rest) / mass * H);
+        assert_close(
+            body(&app, bob).velocity,
+            expected,
+            1e-5,
+            &format!("after a write to {}", at * x),
+        );
+    }
+    // And the anchor, moved by the user, pulls from its new place.
+    body_mut(&mut app, anchor).position = Vec3::new(0.0, 10.0, 0.0);
+    {
+        let mut b = body_mut(&mut app, bob);
+        b.position = Vec3::new(0.0, 8.0, 0.0);
+        b.velocity = Vec3::ZERO;
+    }
+    step(&mut app, 1);
+    let expected = Vec3::Y * (k * (2.0 - rest) / mass * H);
+    assert_close(
+        body(&app, bob).velocity,
+        expected,
+        1e-5,
+        "after moving the anchor",
+    );
+}
