@@ -102,6 +102,7 @@ fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
         .insert_resource(PhysicsSettings {
             substeps: 1,
             parallel_threshold: if parallel { 1 } else { usize::MAX },
+            ..default()
         });
     let world = app.world_mut();
     let mut prev = Entity::PLACEHOLDER;

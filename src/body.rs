@@ -25,11 +25,12 @@ use bevy::ecs::system::SystemChangeTick;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
-use crate::diagnostics::PhysicsError;
 use crate::forces::{AccumulatedForce, ConstantForce, Gravity};
 use crate::interpolation::{PositionHistory, TransformSyncDisabled};
+use crate::island::{Island, WakeCause, WakeTarget};
 use crate::schedule::{PhysicsSettings, PhysicsStep};
-use crate::solver::{BodyIndex, SolverState, for_each_maybe_par};
+use crate::solver::{BodyIndex, SolverState, Stepped, for_each_maybe_par};
+use bevy::ecs::query::QueryItem;
 
 /// A point mass: the physics state of an entity.
 ///
@@ -67,11 +68,11 @@ use crate::solver::{BodyIndex, SolverState, for_each_maybe_par};
 /// A body with a negative, zero or non-finite mass, or a non-finite position
 /// or velocity, is reported once (a `warn!` log and a
 /// [`PhysicsWarning`](crate::PhysicsWarning)), gets a
-/// [`PhysicsError`], and is left out of the step until you fix it.
+/// [`PhysicsError`](crate::PhysicsError), and is left out of the step until you fix it.
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component, Default, Debug, PartialEq, Clone)]
-#[require(Transform, AccumulatedForce, PositionHistory, BodyIndex)]
-#[component(on_insert = on_body_insert, on_remove = mark_solver_dirty)]
+#[require(Transform, AccumulatedForce, PositionHistory, BodyIndex, Island)]
+#[component(on_insert = on_body_insert, on_remove = on_body_remove)]
 pub struct Body {
     /// Position in world space, in metres.
     pub position: Vec3,
@@ -262,6 +263,20 @@ pub(crate) fn mark_solver_dirty(mut world: DeferredWorld, _ctx: HookContext) {
     }
 }
 
+/// A body left: its island (if asleep) wakes, and may split.
+fn on_body_remove(mut world: DeferredWorld, ctx: HookContext) {
+    let island = world.get::<Island>(ctx.entity).copied();
+    if let Some(mut solver) = world.get_resource_mut::<SolverState>() {
+        solver.dirty = true;
+        if let Some(island) = island.filter(Island::is_some) {
+            solver.request_wake(
+                WakeTarget::Island(island.id()),
+                WakeCause::BodyRemoved(ctx.entity),
+            );
+        }
+    }
+}
+
 /// What the velocity integration reads and writes per body.
 type KickData = (
     &'static mut Body,
@@ -270,27 +285,31 @@ type KickData = (
     Option<&'static ConstantForce>,
     Option<&'static Damping>,
 );
+type KickItem<'w, 's> = QueryItem<'w, 's, KickData>;
+
+/// What the position integration reads and writes per body.
+type DriftData = (
+    &'static mut Body,
+    &'static BodyIndex,
+    &'static mut PositionHistory,
+);
+type DriftItem<'w, 's> = QueryItem<'w, 's, DriftData>;
 
 /// [`PhysicsSystems::IntegrateVelocities`](crate::PhysicsSystems):
-/// `v ← (v + h·(g + w·F)) / (1 + h·c)` for every dynamic body.
+/// `v ← (v + h·(g + w·F)) / (1 + h·c)` for every dynamic body of the pass.
 pub(crate) fn integrate_velocities(
     solver: Res<SolverState>,
     step: Res<PhysicsStep>,
     gravity: Res<Gravity>,
     settings: Res<PhysicsSettings>,
-    mut bodies: Query<KickData, Without<PhysicsError>>,
+    mut bodies: Query<KickData, Stepped>,
 ) {
-    let h = step.dt;
-    let g = gravity.0;
+    let (h, g) = (step.dt, gravity.0);
     let solver = &*solver;
-    let parallel = solver.len() >= settings.parallel_threshold;
-    for_each_maybe_par!(bodies, parallel, |(
-        mut body,
-        index,
-        mut accumulated,
-        constant,
-        damping,
-    )| {
+    let Some(group) = solver.groups.get(step.group as usize) else {
+        return;
+    };
+    let kick = |(mut body, index, mut accumulated, constant, damping): KickItem| {
         let mut force = accumulated.0;
         if force != Vec3::ZERO {
             accumulated.0 = Vec3::ZERO;
@@ -314,24 +333,46 @@ pub(crate) fn integrate_velocities(
             }
         }
         body.velocity = velocity;
-    });
+    };
+    if group.iterate_all {
+        let parallel = group.entities.len() >= settings.parallel_threshold;
+        let this = step.group;
+        for_each_maybe_par!(bodies, parallel, |item: KickItem| {
+            if item.1.group == this {
+                kick(item);
+            }
+        });
+    } else {
+        let mut items = bodies.iter_many_mut(&group.entities);
+        while let Some(item) = items.fetch_next() {
+            kick(item);
+        }
+    }
 }
 
 /// [`PhysicsSystems::IntegratePositions`](crate::PhysicsSystems):
-/// `x ← x + h·v` for every dynamic body, with the velocity after the kick,
-/// the damping and the constraints.
-///
-/// A body whose new state would be non-finite keeps its last finite position
-/// and is reported at the end of the fixed step.
+/// `x ← x + h·v` for every dynamic body of the pass, and the position
+/// history for interpolation (the start of the fixed step and its end).
 pub(crate) fn integrate_positions(
     mut solver: ResMut<SolverState>,
     step: Res<PhysicsStep>,
-    mut bodies: Query<(&mut Body, &BodyIndex, &mut PositionHistory), Without<PhysicsError>>,
+    mut bodies: Query<DriftData, Stepped>,
     ticks: SystemChangeTick,
 ) {
     let h = step.dt;
     let (first_pass, last_pass) = (step.is_first(), step.pass + 1 >= step.passes);
-    let drift = |body: &mut Mut<Body>, history: &mut Mut<PositionHistory>| {
+    // Also copy the new state into the slots, so that the next gather needs
+    // to copy only the bodies written after this pass. This pass stays on one
+    // thread: it is a few multiply-adds per body, and the copy saves the
+    // gather a full pass.
+    let solver = &mut *solver;
+    let this = step.group;
+    let Some(group) = solver.groups.get(this as usize) else {
+        return;
+    };
+    let mut all_valid = !solver.pass_has_invalid;
+    let (pos, vel, valid) = (&mut solver.pos, &mut solver.vel, &mut solver.valid);
+    let mut drift = |(mut body, index, mut history): DriftItem| {
         // Where the body starts the fixed step (after any teleport).
         let start = body.position;
         let mut ok = true;
@@ -346,7 +387,7 @@ pub(crate) fn integrate_positions(
         }
         match (first_pass, last_pass) {
             (true, true) => {
-                **history = PositionHistory {
+                *history = PositionHistory {
                     previous: start,
                     current: body.position,
                 }
@@ -355,30 +396,33 @@ pub(crate) fn integrate_positions(
             (false, true) => history.current = body.position,
             (false, false) => {}
         }
-        ok
-    };
-    // Also copy the new state into the slots, so that the next gather needs
-    // to copy only the bodies written after this pass. This pass stays on one
-    // thread: it is a few multiply-adds per body, and the copy saves the
-    // gather a full pass.
-    let solver = &mut *solver;
-    let mut all_valid = !solver.pass_has_invalid;
-    let (pos, vel) = (&mut solver.pos, &mut solver.vel);
-    bodies
-        .iter_mut()
-        .for_each(|(mut body, index, mut history)| {
-            if !drift(&mut body, &mut history) {
-                all_valid = false;
+        let i = index.slot as usize;
+        if i < pos.len() {
+            pos[i] = body.position;
+            vel[i] = body.velocity;
+            if !ok {
+                valid[i] = false;
             }
-            let i = index.0 as usize;
-            if i < pos.len() {
-                pos[i] = body.position;
-                vel[i] = body.velocity;
+        }
+        all_valid &= ok;
+    };
+    if group.iterate_all {
+        bodies.iter_mut().for_each(|item| {
+            if item.1.group == this {
+                drift(item);
             }
         });
-    if all_valid {
-        solver.synced = Some(ticks.this_run());
     } else {
+        let mut items = bodies.iter_many_mut(&group.entities);
+        while let Some(item) = items.fetch_next() {
+            drift(item);
+        }
+    }
+    if all_valid {
+        solver.group_synced[this as usize] = Some(ticks.this_run());
+    } else {
+        solver.group_synced[this as usize] = None;
+        solver.pass_has_invalid = true;
         solver.request_report();
     }
 }

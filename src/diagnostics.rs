@@ -14,6 +14,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use crate::body::{Body, Damping, mark_solver_dirty};
+use crate::island::SleepSettings;
 use crate::schedule::{PhysicsSettings, PhysicsStep};
 use crate::solver::SolverState;
 use crate::spring::Spring;
@@ -77,16 +78,32 @@ pub enum PhysicsIssue {
         /// The offending rest length.
         rest_length: f32,
     },
-    /// A spring is past the stability limit of semi-implicit Euler at the
-    /// current step: a warning only, the spring stays in the step (and will
-    /// gain energy).
+    /// The island of this spring (its stiffest) is past the stability limit
+    /// of semi-implicit Euler at its pass step: a warning only, the island
+    /// stays in the step (and will gain energy). See
+    /// [`Island::load`](crate::Island::load).
     Unstable {
-        /// `ω·h` for the pass step `h`.
+        /// `ω·h` of the island's fastest mode (a bound) for the pass step
+        /// `h`.
         omega_h: f32,
-        /// `γ·h` for the pass step `h`.
+        /// `γ·h` (a bound) for the pass step `h`.
         gamma_h: f32,
-        /// The total substep count that would make it stable.
+        /// The total substep count that would make the island stable.
         substeps_needed: u32,
+    },
+    /// A body's [`Substeps`](crate::Substeps) is 0 or above
+    /// [`PhysicsSettings::MAX_SUBSTEPS`]; the count used is clamped.
+    InvalidSubsteps {
+        /// The count given.
+        substeps: u32,
+        /// The count used.
+        used: u32,
+    },
+    /// A body's [`SleepThreshold`](crate::SleepThreshold) is negative or
+    /// not finite; it is read as 0 (the body never counts as resting).
+    InvalidSleepThreshold {
+        /// The threshold given.
+        threshold: f32,
     },
 }
 
@@ -142,8 +159,17 @@ impl fmt::Display for PhysicsIssue {
                 substeps_needed,
             } => write!(
                 f,
-                "spring is past the stability limit of semi-implicit Euler ((ω·h)² + 2·γ·h = {:.2} ≥ 4, with ω·h = {omega_h:.3} and γ·h = {gamma_h:.3}) and will gain energy; PhysicsSettings::substeps = {substeps_needed} would make it stable",
+                "stiffest spring of an island past the stability limit of semi-implicit Euler: its fastest mode has (ω·h)² + 2·γ·h = {:.2} ≥ 4 (ω·h = {omega_h:.3}, γ·h = {gamma_h:.3}) and will gain energy; Substeps({substeps_needed}) (or AutoSubsteps) on a body of the island would make it stable",
                 omega_h * omega_h + 2.0 * gamma_h
+            ),
+            Self::InvalidSubsteps { substeps, used } => write!(
+                f,
+                "body has Substeps({substeps}); the count must be in 1..={}, using {used}",
+                PhysicsSettings::MAX_SUBSTEPS
+            ),
+            Self::InvalidSleepThreshold { threshold } => write!(
+                f,
+                "body has SleepThreshold({threshold}); it must be finite and not negative, using 0 (never rests)"
             ),
         }
     }
@@ -202,7 +228,12 @@ pub(crate) struct Reporter<'w, 's> {
     warnings: MessageWriter<'w, PhysicsWarning>,
 }
 
-impl Reporter<'_, '_> {
+impl<'w, 's> Reporter<'w, 's> {
+    /// The commands this reporter queues on.
+    pub fn commands(&mut self) -> &mut Commands<'w, 's> {
+        &mut self.commands
+    }
+
     /// Reports `issue` without taking `entity` out of the step.
     pub fn warn(&mut self, entity: Entity, issue: PhysicsIssue) {
         warn!("bevy_euler_physics: {entity}: {issue}");
@@ -317,14 +348,45 @@ pub(crate) fn readmit_fixed(
 
 /// Start of the fixed step: warns once about a
 /// substep count out of range.
-pub(crate) fn check_settings(settings: Res<PhysicsSettings>) {
-    if settings.is_changed() && settings.passes() != settings.substeps {
-        warn!(
-            "bevy_euler_physics: PhysicsSettings::substeps = {} is out of range 1..={}; using {}",
-            settings.substeps,
-            PhysicsSettings::MAX_SUBSTEPS,
-            settings.passes()
-        );
+pub(crate) fn check_settings(settings: Res<PhysicsSettings>, sleep: Res<SleepSettings>) {
+    if settings.is_changed() {
+        if settings.passes() != settings.substeps {
+            warn!(
+                "bevy_euler_physics: PhysicsSettings::substeps = {} is out of range 1..={}; using {}",
+                settings.substeps,
+                PhysicsSettings::MAX_SUBSTEPS,
+                settings.passes()
+            );
+        }
+        if settings.auto_cap() != settings.max_auto_substeps {
+            warn!(
+                "bevy_euler_physics: PhysicsSettings::max_auto_substeps = {} is out of range 1..={}; using {}",
+                settings.max_auto_substeps,
+                PhysicsSettings::MAX_SUBSTEPS,
+                settings.auto_cap()
+            );
+        }
+        if settings.target_load() != settings.stability_target {
+            warn!(
+                "bevy_euler_physics: PhysicsSettings::stability_target = {} is out of range (0, 1]; using {}",
+                settings.stability_target,
+                settings.target_load()
+            );
+        }
+    }
+    if sleep.is_changed() {
+        if sleep.threshold() != sleep.speed_threshold {
+            warn!(
+                "bevy_euler_physics: SleepSettings::speed_threshold = {} must be finite and not negative; using 0 (nothing rests)",
+                sleep.speed_threshold
+            );
+        }
+        if sleep.sleep_time() != sleep.time_to_sleep {
+            warn!(
+                "bevy_euler_physics: SleepSettings::time_to_sleep = {} must be finite and not negative; using 0",
+                sleep.time_to_sleep
+            );
+        }
     }
 }
 

@@ -2,6 +2,8 @@
 
 use bevy::prelude::*;
 
+use crate::island::wake_on_force;
+
 /// The gravitational acceleration applied to every dynamic body, in m/s².
 ///
 /// Default: `(0, -9.81, 0)`. It is an acceleration, not a force: every body
@@ -52,6 +54,7 @@ impl Gravity {
 /// ```
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
 #[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[component(on_insert = wake_on_force, on_discard = wake_on_force)]
 pub struct ConstantForce(pub Vec3);
 
 /// The force, in newtons, that systems in

@@ -12,6 +12,11 @@
 
 use bevy::prelude::*;
 
+use crate::island::Sleeping;
+
+/// The bodies the plugin draws: awake, and not drawn by the user.
+type Drawn = (Without<TransformSyncDisabled>, Without<Sleeping>);
+
 use crate::body::Body;
 use crate::schedule::PhysicsSettings;
 use crate::solver::SolverState;
@@ -110,7 +115,7 @@ pub(crate) fn interpolate(
     time: Res<Time<Fixed>>,
     solver: Res<SolverState>,
     settings: Res<PhysicsSettings>,
-    mut bodies: Query<(&Body, &PositionHistory, &mut Transform), Without<TransformSyncDisabled>>,
+    mut bodies: Query<(&Body, &PositionHistory, &mut Transform), Drawn>,
 ) {
     let alpha = time.overstep_fraction();
     let parallel = solver.len() >= settings.parallel_threshold;

@@ -53,6 +53,7 @@ pub mod diagnostics;
 pub mod forces;
 pub mod integrators;
 pub mod interpolation;
+pub mod island;
 mod schedule;
 mod solver;
 pub mod spring;
@@ -62,6 +63,10 @@ pub use body::{Body, Damping};
 pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
 pub use forces::{AccumulatedForce, ConstantForce, Gravity};
 pub use interpolation::{PositionHistory, TransformSyncDisabled};
+pub use island::{
+    AutoSubsteps, Island, IslandCommands, IslandSlept, IslandWoke, SleepSettings, SleepThreshold,
+    Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
+};
 pub use schedule::{PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems};
 pub use spring::Spring;
 pub use stability::SpringStability;
@@ -69,9 +74,11 @@ pub use stability::SpringStability;
 /// Everything a game needs: `use bevy_euler_physics::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AccumulatedForce, Body, ConstantForce, Damping, EulerPhysicsPlugin, Gravity, PhysicsError,
-        PhysicsIssue, PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning,
-        PositionHistory, Spring, TransformSyncDisabled,
+        AccumulatedForce, AutoSubsteps, Body, ConstantForce, Damping, EulerPhysicsPlugin, Gravity,
+        Island, IslandCommands, IslandSlept, IslandWoke, PhysicsError, PhysicsIssue,
+        PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning,
+        PositionHistory, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring,
+        SubstepBodies, Substeps, TransformSyncDisabled, WakeCause,
     };
 }
 
@@ -109,7 +116,10 @@ impl Plugin for EulerPhysicsPlugin {
             .init_resource::<PhysicsSettings>()
             .init_resource::<PhysicsStep>()
             .init_resource::<SolverState>()
+            .init_resource::<SleepSettings>()
             .add_message::<PhysicsWarning>()
+            .add_message::<IslandWoke>()
+            .add_message::<IslandSlept>()
             .register_type::<Body>()
             .register_type::<Damping>()
             .register_type::<Spring>()
@@ -122,7 +132,17 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<PhysicsIssue>()
             .register_type::<PhysicsWarning>()
             .register_type::<PhysicsSettings>()
-            .register_type::<PhysicsStep>();
+            .register_type::<PhysicsStep>()
+            .register_type::<Substeps>()
+            .register_type::<AutoSubsteps>()
+            .register_type::<Island>()
+            .register_type::<Sleeping>()
+            .register_type::<SleepingDisabled>()
+            .register_type::<SleepThreshold>()
+            .register_type::<SleepSettings>()
+            .register_type::<WakeCause>()
+            .register_type::<IslandWoke>()
+            .register_type::<IslandSlept>();
 
         // Chains of small systems: a single-threaded executor runs them
         // inline, where a multi-threaded one would wake threads for each.
@@ -153,17 +173,20 @@ impl Plugin for EulerPhysicsPlugin {
                 (
                     diagnostics::check_settings,
                     diagnostics::readmit_fixed,
+                    solver::detect_wakes,
                     solver::rebuild,
+                    solver::gather,
                 )
                     .chain(),
             )
-            .add_systems(StepEnd, diagnostics::report_invalid_bodies)
+            .add_systems(
+                StepEnd,
+                (diagnostics::report_invalid_bodies, solver::update_sleep).chain(),
+            )
             .add_systems(
                 PhysicsSubstep,
                 (
-                    (solver::gather, spring::spring_forces)
-                        .chain()
-                        .in_set(AccumulateForces),
+                    spring::spring_forces.in_set(AccumulateForces),
                     body::integrate_velocities.in_set(IntegrateVelocities),
                     body::integrate_positions.in_set(IntegratePositions),
                 ),

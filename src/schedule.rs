@@ -4,6 +4,8 @@
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
+use crate::solver::SolverState;
+
 /// The system sets of the physics step, in the order they run.
 ///
 /// In [`FixedUpdate`], chained:
@@ -119,18 +121,31 @@ pub struct PhysicsSubstep;
 ///
 /// App::new()
 ///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
-///     // Four passes of h/4 per fixed step: a four times higher stability limit.
+///     // Four passes of h/4 per fixed step for islands without their own
+///     // count: a four times higher stability limit.
 ///     .insert_resource(PhysicsSettings { substeps: 4, ..default() });
 /// ```
 #[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Resource, Default, Debug, PartialEq, Clone)]
 pub struct PhysicsSettings {
-    /// Substep passes per fixed step. Each pass runs the whole
-    /// [`PhysicsSubstep`] schedule with `h = timestep / substeps`, which raises
-    /// the stability limit of springs `substeps`-fold. `0` is read as `1`
-    /// (with a warning); counts above [`PhysicsSettings::MAX_SUBSTEPS`] are
-    /// clamped. Default: 1.
+    /// Substep passes per fixed step for islands whose bodies have no
+    /// [`Substeps`](crate::Substeps). Each pass runs the whole
+    /// [`PhysicsSubstep`] schedule with `h = timestep / substeps`, which
+    /// raises the stability limit of springs `substeps`-fold. `0` is read as
+    /// `1` (with a warning); counts above [`PhysicsSettings::MAX_SUBSTEPS`]
+    /// are clamped. Default: 1.
     pub substeps: u32,
+    /// Whether islands without [`Substeps`](crate::Substeps) choose their
+    /// count automatically, as with [`AutoSubsteps`](crate::AutoSubsteps).
+    /// Default: false.
+    pub auto_substeps: bool,
+    /// The most passes automatic substeps choose. Default: 64; clamped to
+    /// `1..=MAX_SUBSTEPS`.
+    pub max_auto_substeps: u32,
+    /// The [`Island::load`](crate::Island::load) automatic substeps keep
+    /// islands at or below: the share of the stability limit an island may
+    /// use. Default: 0.9; read within `(0, 1]`.
+    pub stability_target: f32,
     /// Scenes with at least this many bodies (or springs) spread the built-in
     /// passes over Bevy's compute task pool; smaller ones run on one thread,
     /// where waking threads would cost more than it saves. The result is the
@@ -152,12 +167,40 @@ impl PhysicsSettings {
     pub fn passes(&self) -> u32 {
         self.substeps.clamp(1, Self::MAX_SUBSTEPS)
     }
+
+    /// `max_auto_substeps` as used: clamped to `1..=MAX_SUBSTEPS`.
+    ///
+    /// ```
+    /// use bevy_euler_physics::prelude::*;
+    /// assert_eq!(PhysicsSettings { max_auto_substeps: 0, ..Default::default() }.auto_cap(), 1);
+    /// ```
+    pub fn auto_cap(&self) -> u32 {
+        self.max_auto_substeps.clamp(1, Self::MAX_SUBSTEPS)
+    }
+
+    /// `stability_target` as used: NaN or values outside `(0, 1]` read as
+    /// the nearest sensible value (0.9 for NaN).
+    ///
+    /// ```
+    /// use bevy_euler_physics::prelude::*;
+    /// assert_eq!(PhysicsSettings { stability_target: 2.0, ..Default::default() }.target_load(), 1.0);
+    /// ```
+    pub fn target_load(&self) -> f32 {
+        if self.stability_target.is_nan() {
+            0.9
+        } else {
+            self.stability_target.clamp(0.01, 1.0)
+        }
+    }
 }
 
 impl Default for PhysicsSettings {
     fn default() -> Self {
         Self {
             substeps: 1,
+            auto_substeps: false,
+            max_auto_substeps: 64,
+            stability_target: 0.9,
             parallel_threshold: 16_384,
         }
     }
@@ -192,8 +235,12 @@ pub struct PhysicsStep {
     pub dt: f32,
     /// Which pass this is, from 0.
     pub pass: u32,
-    /// How many passes this fixed step runs.
+    /// How many passes this fixed step runs for the islands of this pass.
     pub passes: u32,
+    /// Which group of islands (those with the same pass count) this pass
+    /// steps; see [`SubstepBodies`](crate::SubstepBodies).
+    #[reflect(ignore)]
+    pub(crate) group: u32,
 }
 
 impl Default for PhysicsStep {
@@ -202,6 +249,7 @@ impl Default for PhysicsStep {
             dt: 1.0 / 64.0,
             pass: 0,
             passes: 1,
+            group: 0,
         }
     }
 }
@@ -227,19 +275,28 @@ pub(crate) struct StepStart;
 pub(crate) struct StepEnd;
 
 /// [`PhysicsSystems::Step`]: [`StepStart`], then [`PhysicsSubstep`] once per
-/// pass, then [`StepEnd`].
+/// pass of each group of islands, then [`StepEnd`].
 pub(crate) fn run_step(world: &mut World) {
     world.run_schedule(StepStart);
-    let timestep = world.resource::<Time<Fixed>>().timestep().as_secs_f32();
-    let passes = world.resource::<PhysicsSettings>().passes();
-    let dt = if passes == 1 {
-        timestep
-    } else {
-        timestep / passes as f32
-    };
-    for pass in 0..passes {
-        *world.resource_mut::<PhysicsStep>() = PhysicsStep { dt, pass, passes };
-        world.run_schedule(PhysicsSubstep);
+    let timestep = world.resource::<Time<Fixed>>().timestep();
+    let groups = world.resource::<SolverState>().group_passes();
+    for (group, passes) in groups.into_iter().enumerate() {
+        // `timestep / passes` in whole nanoseconds, as `Time<Fixed>` would
+        // hold it: a pass of h/k is then the same as a fixed step of h/k.
+        let dt = if passes == 1 {
+            timestep.as_secs_f32()
+        } else {
+            (timestep / passes).as_secs_f32()
+        };
+        for pass in 0..passes {
+            *world.resource_mut::<PhysicsStep>() = PhysicsStep {
+                dt,
+                pass,
+                passes,
+                group: group as u32,
+            };
+            world.run_schedule(PhysicsSubstep);
+        }
     }
     world.run_schedule(StepEnd);
 }

@@ -6,22 +6,28 @@
 //! [`BodyIndex`]), every valid spring a row holding its two slots, and a
 //! compressed adjacency lists the springs of each body in row order.
 //!
-//! The index is rebuilt at the start of the fixed step only when bodies or
-//! springs were added, removed, re-inserted, marked invalid or changed;
-//! between rebuilds each pass does:
+//! The index is rebuilt at the start of the fixed step only when bodies,
+//! springs, substep counts or sleep states changed. The rebuild also finds
+//! the islands (union-find over the springs between dynamic bodies), their
+//! pass counts and stability loads, and which islands sleep or wake. Slots
+//! are laid out by pass group, then island, then body; fixed bodies come
+//! last; sleeping bodies get none. Springs are laid out by pass group.
 //!
-//! 1. `gather`: copy each body's position and velocity into its slot (on one
-//!    thread the position pass already copied the state it produced, so
-//!    only bodies whose change tick is newer than that pass — written by
-//!    your code since — are copied again);
-//! 2. `spring_forces`: each spring's force into its row's slot (in parallel
-//!    for large scenes), then a sequential pass over the rows, in row order,
-//!    adds each force to its two bodies' slots;
+//! Then, every fixed step:
+//!
+//! 1. `gather` (once per fixed step): copy into its slot the state of each
+//!    body written since its group's last position pass (the position pass
+//!    copies the state it produces itself);
+//! 2. per pass of a group, `spring_forces`: each of the group's springs'
+//!    force into its row's slot (in parallel for large groups), then a
+//!    sequential pass over those rows, in row order, adds each force to its
+//!    two bodies' slots;
 //! 3. the velocity integration reads each body's summed force from its slot.
 //!
 //! Each body's forces are summed in row order however many threads computed
 //! them, so the state after a step does not depend on the thread count.
 
+use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use bevy::ecs::change_detection::Tick;
@@ -30,7 +36,13 @@ use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 
 use crate::body::Body;
-use crate::diagnostics::{PhysicsError, Reporter, validate_spring};
+use crate::diagnostics::{PhysicsError, PhysicsIssue, Reporter, validate_spring};
+use crate::forces::{AccumulatedForce, ConstantForce, Gravity};
+use crate::interpolation::{PositionHistory, TransformSyncDisabled};
+use crate::island::{
+    AutoSubsteps, Island, IslandSlept, IslandWoke, SleepSettings, SleepThreshold, Sleeping,
+    SleepingDisabled, Substeps, WakeCause, WakeTarget, sanitize,
+};
 use crate::schedule::PhysicsSettings;
 use crate::spring::{Spring, SpringRow};
 use crate::stability::SpringStability;
@@ -48,14 +60,55 @@ macro_rules! for_each_maybe_par {
 }
 pub(crate) use for_each_maybe_par;
 
-/// A body's slot in the solver's dense arrays.
+/// The bodies a step moves: neither left out for an error nor asleep.
+pub(crate) type Stepped = (Without<PhysicsError>, Without<Sleeping>);
+
+/// A body's slot in the solver's dense arrays, and its pass group.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BodyIndex(pub(crate) u32);
+pub(crate) struct BodyIndex {
+    pub slot: u32,
+    pub group: u32,
+}
 
 impl Default for BodyIndex {
     fn default() -> Self {
-        Self(u32::MAX)
+        Self {
+            slot: u32::MAX,
+            group: u32::MAX,
+        }
     }
+}
+
+/// The islands with one pass count, stepped together.
+#[derive(Debug, Default)]
+pub(crate) struct Group {
+    /// Passes per fixed step.
+    pub passes: u32,
+    /// Its dynamic bodies (and, for group 0, the fixed bodies).
+    pub entities: Vec<Entity>,
+    /// The slots of its dynamic bodies.
+    pub slots: Range<usize>,
+    /// Its springs' rows.
+    pub rows: Range<usize>,
+    /// Whether the passes visit every body and skip the others' (a large
+    /// group), rather than look up each of its bodies.
+    pub iterate_all: bool,
+}
+
+/// One island, as the last rebuild found it.
+#[derive(Debug, Clone)]
+pub(crate) struct IslandState {
+    /// Its bodies, in `SolverState::island_members`.
+    pub members: Range<usize>,
+    /// Its slots (empty while asleep).
+    pub slots: Range<usize>,
+    pub sleeping: bool,
+    /// When it fell asleep.
+    pub since: Tick,
+    /// No body has `SleepingDisabled`.
+    pub can_sleep: bool,
+    /// How long all its bodies have been resting, in seconds.
+    pub timer: f32,
 }
 
 /// The solver's dense scene; see the [module docs](self).
@@ -63,26 +116,46 @@ impl Default for BodyIndex {
 pub(crate) struct SolverState {
     /// Set by component hooks when the set of bodies or springs changed.
     pub dirty: bool,
-    /// Per slot, gathered at the start of each pass.
+    /// Set by a rebuild, which gathers every slot itself.
+    rebuilt: bool,
+    /// The fixed timestep of the last rebuild, in seconds.
+    timestep: f32,
+    /// Per slot, gathered at the start of each step and updated by each
+    /// position pass.
     pub pos: Vec<Vec3>,
     pub vel: Vec<Vec3>,
-    /// Per slot: whether the gathered state was valid.
+    /// Per slot: whether the state was valid.
     pub valid: Vec<bool>,
-    /// Whether any slot was invalid in this pass.
+    /// Per slot: the inverse mass at the rebuild.
+    inv_mass: Vec<f32>,
+    /// Per slot: the squared speed below which the body rests.
+    sleep_speed2: Vec<f32>,
+    /// Whether any slot was invalid in this step.
     pub pass_has_invalid: bool,
-    /// Valid springs, in a fixed order, and their forces this pass.
+    /// Valid springs of awake islands, by group, and their forces this pass.
     pub springs: Vec<SpringRow>,
     pub spring_force: Vec<Vec3>,
     /// Per slot: the sum of its springs' forces this pass.
     pub force: Vec<Vec3>,
-    /// Set when every slot holds its body's state as of this tick, all of it
-    /// valid (the position pass copies it there): the next gather then
-    /// copies only bodies changed since.
-    pub synced: Option<Tick>,
+    /// The slots of fixed bodies.
+    fixed_slots: Range<usize>,
+    pub groups: Vec<Group>,
+    /// Per group: the tick as of which every slot of the group holds its
+    /// body's state (set by the group's position pass when all was valid).
+    pub group_synced: Vec<Option<Tick>>,
+    pub islands: Vec<IslandState>,
+    pub island_members: Vec<Entity>,
+    any_sleeping: bool,
+    /// Fixed bodies that sleeping islands hang from.
+    sleeping_anchors: Vec<(Entity, u32)>,
+    wake_requests: Vec<(WakeTarget, WakeCause)>,
+    pub sleep_requests: Vec<Entity>,
     /// Springs already reported as unstable.
     unstable_reported: EntityHashSet,
-    /// Set during a pass when something invalid was met; the end of the step then scans
-    /// the bodies and reports.
+    /// Bodies already reported for a bad `Substeps` or `SleepThreshold`.
+    settings_reported: EntityHashSet,
+    /// Set during a pass when something invalid was met; the end of the
+    /// step then scans the bodies and reports.
     report_requested: AtomicBool,
 }
 
@@ -92,16 +165,26 @@ impl SolverState {
         self.pos.len()
     }
 
-    /// The slot of `index`, if it is in the index and its state was valid
-    /// this pass.
+    /// The slot of `index`, if it is in the index and its state was valid.
     #[inline]
     pub fn live_index(&self, index: &BodyIndex) -> Option<usize> {
-        let i = index.0 as usize;
+        let i = index.slot as usize;
         (self.valid.get(i) == Some(&true)).then_some(i)
     }
 
-    /// Asks the end of the step to scan for invalid bodies (callable from parallel
-    /// passes).
+    /// The pass count of each group, in the order they run.
+    pub fn group_passes(&self) -> Vec<u32> {
+        self.groups.iter().map(|g| g.passes).collect()
+    }
+
+    /// Asks the start of the next step to wake an island.
+    pub fn request_wake(&mut self, target: WakeTarget, cause: WakeCause) {
+        self.wake_requests.push((target, cause));
+        self.dirty = true;
+    }
+
+    /// Asks the end of the step to scan for invalid bodies (callable from
+    /// parallel passes).
     pub fn request_report(&self) {
         self.report_requested.store(true, Ordering::Relaxed);
     }
@@ -112,47 +195,280 @@ impl SolverState {
     }
 }
 
-/// Start of the fixed step: rebuilds the index
-/// when bodies or springs changed, checking every spring on the way.
+/// Whether a body's values can be stepped.
+#[inline]
+pub(crate) fn state_is_valid(body: &Body) -> bool {
+    body.position.is_finite()
+        && body.velocity.is_finite()
+        && body.inv_mass >= 0.0
+        && body.inv_mass.is_finite()
+}
+
+/// Puts a body to sleep where it is: drawn at its position, no history.
+fn fall_asleep(commands: &mut Commands, entity: Entity, since: Tick) {
+    commands
+        .entity(entity)
+        .queue_silenced(move |mut e: EntityWorldMut| {
+            let Some(position) = e.get::<Body>().map(|b| b.position) else {
+                return;
+            };
+            if let Some(mut history) = e.get_mut::<PositionHistory>() {
+                *history = PositionHistory::at(position);
+            }
+            if position.is_finite()
+                && !e.contains::<TransformSyncDisabled>()
+                && let Some(mut transform) = e.get_mut::<Transform>()
+            {
+                transform.translation = position;
+            }
+            e.insert(Sleeping { since });
+        });
+}
+
+type SleepingChange = (
+    Entity,
+    Ref<'static, Body>,
+    Ref<'static, AccumulatedForce>,
+    Option<Ref<'static, ConstantForce>>,
+    &'static Sleeping,
+);
+
+/// A body whose state or forces changed.
+type TouchedFilter = Or<(
+    Changed<Body>,
+    Changed<AccumulatedForce>,
+    Changed<ConstantForce>,
+)>;
+
+/// Start of the fixed step: finds what touched a sleeping island since the
+/// last step — your writes to its bodies or forces, a moved anchor, a
+/// changed spring or gravity — and asks the rebuild to wake it.
+pub(crate) fn detect_wakes(
+    mut solver: ResMut<SolverState>,
+    gravity: Res<Gravity>,
+    sleeping: Query<SleepingChange, TouchedFilter>,
+    anchors: Query<Ref<Body>>,
+    changed_springs: Query<(Entity, &Spring), Changed<Spring>>,
+    ticks: SystemChangeTick,
+) {
+    if !solver.any_sleeping {
+        return;
+    }
+    let now = ticks.this_run();
+    for (entity, body, accumulated, constant, sleeping) in &sleeping {
+        let newer = |tick: Tick| tick.is_newer_than(sleeping.since, now);
+        let cause = if newer(body.last_changed()) {
+            WakeCause::BodyWritten(entity)
+        } else if (newer(accumulated.last_changed()) && accumulated.0 != Vec3::ZERO)
+            || constant.is_some_and(|c| newer(c.last_changed()))
+        {
+            WakeCause::ForceChanged(entity)
+        } else {
+            continue;
+        };
+        solver.request_wake(WakeTarget::Body(entity), cause);
+    }
+    for i in 0..solver.sleeping_anchors.len() {
+        let (anchor, island) = solver.sleeping_anchors[i];
+        let since = solver.islands[island as usize].since;
+        let cause = match anchors.get(anchor) {
+            Ok(body) if body.last_changed().is_newer_than(since, now) => {
+                WakeCause::FixedBodyMoved(anchor)
+            }
+            Ok(_) => continue,
+            Err(_) => WakeCause::BodyRemoved(anchor),
+        };
+        solver.request_wake(WakeTarget::Island(island), cause);
+    }
+    if gravity.is_changed() && !gravity.is_added() {
+        solver.request_wake(WakeTarget::All, WakeCause::GravityChanged);
+    }
+    for (entity, spring) in &changed_springs {
+        for end in [spring.a, spring.b] {
+            solver.request_wake(WakeTarget::Body(end), WakeCause::SpringChanged(entity));
+        }
+    }
+}
+
+/// A body as the rebuild sees it.
+struct Node {
+    entity: Entity,
+    inv_mass: f32,
+    dynamic: bool,
+    /// `Some(since)` when asleep.
+    sleeping: Option<Tick>,
+    changed: Tick,
+    substeps: Option<u32>,
+    auto: bool,
+    no_sleep: bool,
+    sleep_speed2: f32,
+    old_island: u32,
+    /// Σ k·(1 + [other end dynamic]) over its springs (the Gershgorin row
+    /// sum of the stiffness matrix, before the inverse mass); same for c.
+    k_sum: f32,
+    c_sum: f32,
+}
+
+/// One island under construction.
+struct Build {
+    members: Range<usize>,
+    wake: Option<WakeCause>,
+    sleep_request: bool,
+    explicit: Option<u32>,
+    auto: bool,
+    no_sleep: bool,
+    all_asleep: bool,
+    any_asleep: bool,
+    since: Tick,
+    timer: f32,
+    stability: SpringStability,
+    /// The spring with the largest `k·(w_a + w_b)`.
+    stiffest: Option<(Entity, f32)>,
+}
+
+/// Union-find with path halving and union by size.
+struct UnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        Self {
+            parent: (0..n as u32).collect(),
+            size: vec![1; n],
+        }
+    }
+
+    fn find(&mut self, mut i: u32) -> u32 {
+        while self.parent[i as usize] != i {
+            let grand = self.parent[self.parent[i as usize] as usize];
+            self.parent[i as usize] = grand;
+            i = grand;
+        }
+        i
+    }
+
+    fn union(&mut self, a: u32, b: u32) {
+        let (mut a, mut b) = (self.find(a), self.find(b));
+        if a == b {
+            return;
+        }
+        if self.size[a as usize] < self.size[b as usize] {
+            core::mem::swap(&mut a, &mut b);
+        }
+        self.parent[b as usize] = a;
+        self.size[a as usize] += self.size[b as usize];
+    }
+}
+
+/// A valid spring changed in place.
+type ChangedSpringFilter = (Changed<Spring>, Without<PhysicsError>);
+
+/// A body whose per-body island settings changed in place.
+type ChangedSettingsFilter = Or<(Changed<Substeps>, Changed<SleepThreshold>)>;
+
+type BuildData = (
+    Entity,
+    Ref<'static, Body>,
+    &'static mut BodyIndex,
+    &'static mut Island,
+    Option<&'static Sleeping>,
+    Option<&'static Substeps>,
+    Has<AutoSubsteps>,
+    Has<SleepingDisabled>,
+    Option<&'static SleepThreshold>,
+);
+
+/// Start of the fixed step: when bodies, springs, substep counts, sleep
+/// states or settings changed, finds the islands, wakes or puts to sleep
+/// those asked to, works out each island's pass count and stability load,
+/// and lays out the slots and rows; then copies every body's state into its
+/// slot.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn rebuild(
     mut solver: ResMut<SolverState>,
-    mut bodies: Query<(Entity, &Body, &mut BodyIndex), Without<PhysicsError>>,
+    mut bodies: Query<BuildData, Without<PhysicsError>>,
     springs: Query<(Entity, &Spring), Without<PhysicsError>>,
-    changed_springs: Query<(), (Changed<Spring>, Without<PhysicsError>)>,
+    (changed_springs, changed_bodies): (
+        Query<(), ChangedSpringFilter>,
+        Query<(), ChangedSettingsFilter>,
+    ),
     has_body: Query<(), With<Body>>,
     entities: &Entities,
     time: Res<Time<Fixed>>,
-    settings: Res<PhysicsSettings>,
+    (settings, sleep): (Res<PhysicsSettings>, Res<SleepSettings>),
     mut reporter: Reporter,
+    (mut woke, mut slept): (MessageWriter<IslandWoke>, MessageWriter<IslandSlept>),
+    ticks: SystemChangeTick,
 ) {
-    if !solver.dirty && changed_springs.is_empty() {
+    let timestep = time.timestep();
+    let h = timestep.as_secs_f32();
+    if !solver.dirty
+        && changed_springs.is_empty()
+        && changed_bodies.is_empty()
+        && !settings.is_changed()
+        && !sleep.is_changed()
+        && h == solver.timestep
+    {
         return;
     }
     let solver = &mut *solver;
     solver.dirty = false;
+    solver.rebuilt = true;
+    solver.timestep = h;
+    let now = ticks.this_run();
 
-    // Bodies: slots in query order (deterministic for a given history of
-    // spawns and despawns).
-    let mut slot_of = EntityHashMap::<u32>::default();
-    let mut inv_mass = Vec::new();
-    for (entity, body, mut index) in &mut bodies {
-        let slot = inv_mass.len() as u32;
-        index.0 = slot;
-        slot_of.insert(entity, slot);
-        inv_mass.push(body.inv_mass);
+    // Bodies.
+    let default_speed = sleep.threshold();
+    let mut nodes = Vec::new();
+    let mut node_of = EntityHashMap::<u32>::default();
+    for (entity, body, _, island, sleeping, substeps, auto, no_sleep, threshold) in &bodies {
+        let mut report = |issue| {
+            if solver.settings_reported.insert(entity) {
+                reporter.warn(entity, issue);
+            }
+        };
+        let substeps = substeps.map(|&Substeps(k)| {
+            let used = k.clamp(1, PhysicsSettings::MAX_SUBSTEPS);
+            if used != k {
+                report(PhysicsIssue::InvalidSubsteps { substeps: k, used });
+            }
+            used
+        });
+        let speed = threshold.map_or(default_speed, |&SleepThreshold(t)| {
+            if sanitize(t) != t {
+                report(PhysicsIssue::InvalidSleepThreshold { threshold: t });
+            }
+            sanitize(t)
+        });
+        node_of.insert(entity, nodes.len() as u32);
+        nodes.push(Node {
+            entity,
+            inv_mass: body.inv_mass,
+            dynamic: body.inv_mass > 0.0 && body.inv_mass.is_finite(),
+            sleeping: sleeping.map(|s| s.since),
+            changed: body.last_changed(),
+            substeps,
+            auto,
+            no_sleep,
+            sleep_speed2: speed * speed,
+            old_island: island.id,
+            k_sum: 0.0,
+            c_sum: 0.0,
+        });
     }
-    let n = inv_mass.len();
-    solver.pos.clear();
-    solver.pos.resize(n, Vec3::ZERO);
-    solver.vel.clear();
-    solver.vel.resize(n, Vec3::ZERO);
-    solver.valid.clear();
-    solver.valid.resize(n, false);
+    let n = nodes.len();
 
-    // Springs: check each, keep the valid ones.
-    let h = time.timestep().as_secs_f32() / settings.passes() as f32;
-    solver.springs.clear();
+    // Springs: check each, join islands, sum the stiffness bounds.
+    struct Link {
+        entity: Entity,
+        a: u32,
+        b: u32,
+        row: SpringRow,
+    }
+    let mut links = Vec::new();
+    let mut union = UnionFind::new(n);
     for (entity, spring) in &springs {
         if let Err(issue) = validate_spring(spring, &has_body, entities) {
             reporter.reject(entity, issue);
@@ -160,65 +476,430 @@ pub(crate) fn rebuild(
         }
         // An end that is itself invalid was reported already; the spring
         // waits for it.
-        let (Some(&a), Some(&b)) = (slot_of.get(&spring.a), slot_of.get(&spring.b)) else {
+        let (Some(&a), Some(&b)) = (node_of.get(&spring.a), node_of.get(&spring.b)) else {
             continue;
         };
-        let stability = SpringStability::new(
-            spring.stiffness,
-            spring.damping,
-            inv_mass[a as usize] + inv_mass[b as usize],
-        );
-        if stability.is_stable(h) {
-            solver.unstable_reported.remove(&entity);
-        } else if solver.unstable_reported.insert(entity) {
-            reporter.warn(entity, stability.issue(h, settings.passes()));
+        let (da, db) = (nodes[a as usize].dynamic, nodes[b as usize].dynamic);
+        if !da && !db {
+            continue;
         }
-        solver.springs.push(SpringRow {
+        let weight = if da && db { 2.0 } else { 1.0 };
+        for (end, dynamic) in [(a, da), (b, db)] {
+            if dynamic {
+                nodes[end as usize].k_sum += weight * spring.stiffness;
+                nodes[end as usize].c_sum += weight * spring.damping;
+            }
+        }
+        if da && db {
+            union.union(a, b);
+        }
+        links.push(Link {
+            entity,
             a,
             b,
-            rest: spring.rest_length,
-            k: spring.stiffness,
-            c: spring.damping,
+            row: SpringRow {
+                a,
+                b,
+                rest: spring.rest_length,
+                k: spring.stiffness,
+                c: spring.damping,
+            },
         });
+    }
+
+    // Islands, numbered in the order of their first body.
+    let mut island_of = vec![u32::MAX; n];
+    let mut island_of_root = vec![u32::MAX; n];
+    let mut sizes = Vec::<usize>::new();
+    for i in 0..n {
+        if nodes[i].dynamic {
+            let root = union.find(i as u32) as usize;
+            if island_of_root[root] == u32::MAX {
+                island_of_root[root] = sizes.len() as u32;
+                sizes.push(0);
+            }
+            island_of[i] = island_of_root[root];
+            sizes[island_of[i] as usize] += 1;
+        }
+    }
+    let mut builds: Vec<Build> = Vec::with_capacity(sizes.len());
+    let mut start = 0;
+    for &size in &sizes {
+        builds.push(Build {
+            members: start..start,
+            wake: None,
+            sleep_request: false,
+            explicit: None,
+            auto: false,
+            no_sleep: false,
+            all_asleep: true,
+            any_asleep: false,
+            since: Tick::new(0),
+            timer: f32::INFINITY,
+            stability: SpringStability::new(0.0, 0.0, 0.0),
+            stiffest: None,
+        });
+        start += size;
+    }
+    let mut members = vec![0u32; start];
+    for i in 0..n {
+        let Some(b) = builds.get_mut(island_of[i] as usize) else {
+            continue;
+        };
+        members[b.members.end] = i as u32;
+        b.members.end += 1;
+        let node = &nodes[i];
+        b.explicit = b.explicit.max(node.substeps);
+        b.auto |= node.auto;
+        b.no_sleep |= node.no_sleep;
+        b.all_asleep &= node.sleeping.is_some();
+        b.any_asleep |= node.sleeping.is_some();
+        if let Some(since) = node.sleeping
+            && since.is_newer_than(b.since, now)
+        {
+            b.since = since;
+        }
+        let old_timer = solver
+            .islands
+            .get(node.old_island as usize)
+            .map_or(0.0, |old| old.timer);
+        b.timer = b.timer.min(old_timer);
+        b.stability.omega_squared = b.stability.omega_squared.max(node.k_sum * node.inv_mass);
+        b.stability.gamma = b.stability.gamma.max(node.c_sum * node.inv_mass);
+    }
+    let island_of_link = |link: &Link| {
+        let end = if nodes[link.a as usize].dynamic {
+            link.a
+        } else {
+            link.b
+        };
+        island_of[end as usize]
+    };
+    for link in &links {
+        let b = &mut builds[island_of_link(link) as usize];
+        let pair = link.row.k * (nodes[link.a as usize].inv_mass + nodes[link.b as usize].inv_mass);
+        if b.stiffest.is_none_or(|(_, k)| pair > k) {
+            b.stiffest = Some((link.entity, pair));
+        }
+        // A fixed body a sleeping island hangs from, moved since it fell
+        // asleep.
+        for (end, other) in [(link.a, link.b), (link.b, link.a)] {
+            let end = &nodes[end as usize];
+            if !end.dynamic
+                && b.wake.is_none()
+                && nodes[other as usize].sleeping.is_some()
+                && end.changed.is_newer_than(b.since, now)
+            {
+                b.wake = Some(WakeCause::FixedBodyMoved(end.entity));
+            }
+        }
+    }
+
+    // Wake and sleep requests.
+    let mark = |builds: &mut Vec<Build>, node: Option<&u32>, cause: WakeCause| {
+        if let Some(&i) = node
+            && let Some(b) = builds.get_mut(island_of[i as usize] as usize)
+            && b.wake.is_none()
+        {
+            b.wake = Some(cause);
+        }
+    };
+    for (target, cause) in core::mem::take(&mut solver.wake_requests) {
+        match target {
+            WakeTarget::Body(entity) => mark(&mut builds, node_of.get(&entity), cause),
+            WakeTarget::Island(old) => {
+                if let Some(old) = solver.islands.get(old as usize) {
+                    for entity in &solver.island_members[old.members.clone()] {
+                        mark(&mut builds, node_of.get(entity), cause);
+                    }
+                }
+            }
+            WakeTarget::All => {
+                for b in &mut builds {
+                    b.wake.get_or_insert(cause);
+                }
+            }
+        }
+    }
+    for entity in core::mem::take(&mut solver.sleep_requests) {
+        if let Some(&i) = node_of.get(&entity)
+            && let Some(b) = builds.get_mut(island_of[i as usize] as usize)
+        {
+            b.sleep_request = true;
+        }
+    }
+
+    // Each island: asleep or awake, pass count, load.
+    let target = settings.target_load();
+    let mut islands = Vec::with_capacity(builds.len());
+    let mut passes_of = Vec::with_capacity(builds.len());
+    let mut load_of = Vec::with_capacity(builds.len());
+    let mut island_members = Vec::with_capacity(members.len());
+    for b in &builds {
+        let bodies_of = || {
+            members[b.members.clone()]
+                .iter()
+                .map(|&i| nodes[i as usize].entity)
+        };
+        let sleeping = if b.any_asleep {
+            match (b.all_asleep, b.wake) {
+                (true, None) => true,
+                (_, cause) => {
+                    for i in &members[b.members.clone()] {
+                        if nodes[*i as usize].sleeping.is_some() {
+                            reporter
+                                .commands()
+                                .entity(nodes[*i as usize].entity)
+                                .try_remove::<Sleeping>();
+                        }
+                    }
+                    woke.write(IslandWoke {
+                        bodies: bodies_of().collect(),
+                        cause: cause.unwrap_or(WakeCause::Joined),
+                    });
+                    false
+                }
+            }
+        } else if b.sleep_request && !b.no_sleep {
+            for entity in bodies_of() {
+                fall_asleep(reporter.commands(), entity, now);
+            }
+            slept.write(IslandSlept {
+                bodies: bodies_of().collect(),
+            });
+            true
+        } else {
+            false
+        };
+        let auto = b.auto || (settings.auto_substeps && b.explicit.is_none());
+        let base = b
+            .explicit
+            .unwrap_or(if auto { 1 } else { settings.passes() });
+        let passes = if auto {
+            base.max(
+                b.stability
+                    .substeps_for_load(h, target, settings.auto_cap()),
+            )
+        } else {
+            base
+        };
+        let pass_h = (timestep / passes).as_secs_f32();
+        let load = b.stability.load(pass_h);
+        if let Some((spring, _)) = b.stiffest {
+            if load < 1.0 {
+                solver.unstable_reported.remove(&spring);
+            } else if solver.unstable_reported.insert(spring) {
+                reporter.warn(spring, b.stability.issue(pass_h, h));
+            }
+        }
+        let start = island_members.len();
+        island_members.extend(bodies_of());
+        islands.push(IslandState {
+            members: start..island_members.len(),
+            slots: 0..0,
+            sleeping,
+            since: if sleeping && !b.any_asleep {
+                now
+            } else {
+                b.since
+            },
+            can_sleep: !b.no_sleep,
+            timer: if sleeping || b.wake.is_some() || !b.timer.is_finite() {
+                0.0
+            } else {
+                b.timer
+            },
+        });
+        passes_of.push(passes);
+        load_of.push(load);
+    }
+
+    // Groups: one per pass count among awake islands, fewest passes first.
+    let mut counts: Vec<u32> = (0..islands.len())
+        .filter(|&i| !islands[i].sleeping)
+        .map(|i| passes_of[i])
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    if counts.is_empty() && nodes.iter().any(|node| !node.dynamic) {
+        counts.push(1);
+    }
+    let mut groups: Vec<Group> = counts
+        .iter()
+        .map(|&passes| Group {
+            passes,
+            ..default()
+        })
+        .collect();
+
+    // Slots: by group, island, body; then fixed bodies in group 0.
+    let mut slot_of = vec![u32::MAX; n];
+    let mut group_of = vec![u32::MAX; n];
+    let mut next = 0usize;
+    for (g, group) in groups.iter_mut().enumerate() {
+        let start = next;
+        for (island, state) in islands.iter_mut().enumerate() {
+            if state.sleeping || passes_of[island] != group.passes {
+                continue;
+            }
+            let first = next;
+            for &i in &members[builds[island].members.clone()] {
+                slot_of[i as usize] = next as u32;
+                group_of[i as usize] = g as u32;
+                group.entities.push(nodes[i as usize].entity);
+                next += 1;
+            }
+            state.slots = first..next;
+        }
+        group.slots = start..next;
+    }
+    let fixed_start = next;
+    for (i, node) in nodes.iter().enumerate() {
+        if !node.dynamic
+            && let Some(group) = groups.first_mut()
+        {
+            slot_of[i] = next as u32;
+            group_of[i] = 0;
+            group.entities.push(node.entity);
+            next += 1;
+        }
+    }
+    let slots = next;
+    for group in &mut groups {
+        group.iterate_all = 2 * group.entities.len() >= slots;
+    }
+
+    // Rows: the springs of awake islands, by group, in query order.
+    let mut rows_by_group = vec![Vec::new(); groups.len()];
+    let mut sleeping_anchors = Vec::new();
+    for link in &links {
+        let island = island_of_link(link);
+        if islands[island as usize].sleeping {
+            for end in [link.a, link.b] {
+                if !nodes[end as usize].dynamic {
+                    sleeping_anchors.push((nodes[end as usize].entity, island));
+                }
+            }
+            continue;
+        }
+        let (a, b) = (slot_of[link.a as usize], slot_of[link.b as usize]);
+        let g = group_of[if nodes[link.a as usize].dynamic {
+            link.a
+        } else {
+            link.b
+        } as usize];
+        rows_by_group[g as usize].push(SpringRow { a, b, ..link.row });
+    }
+    solver.springs.clear();
+    for (group, rows) in groups.iter_mut().zip(rows_by_group) {
+        let start = solver.springs.len();
+        solver.springs.extend(rows);
+        group.rows = start..solver.springs.len();
     }
     solver.spring_force.clear();
     solver.spring_force.resize(solver.springs.len(), Vec3::ZERO);
 
+    // Write each body's index and island; gather its state.
+    solver.pos.clear();
+    solver.pos.resize(slots, Vec3::ZERO);
+    solver.vel.clear();
+    solver.vel.resize(slots, Vec3::ZERO);
+    solver.valid.clear();
+    solver.valid.resize(slots, false);
+    solver.inv_mass.clear();
+    solver.inv_mass.resize(slots, 0.0);
+    solver.sleep_speed2.clear();
+    solver.sleep_speed2.resize(slots, 0.0);
+    let mut any_invalid = false;
+    for (i, (_, body, mut index, mut island, ..)) in bodies.iter_mut().enumerate() {
+        let node = &nodes[i];
+        let slot = slot_of[i];
+        let new_index = BodyIndex {
+            slot,
+            group: group_of[i],
+        };
+        if *index != new_index {
+            *index = new_index;
+        }
+        let new_island = match island_of[i] {
+            u32::MAX => Island::NONE,
+            id => Island {
+                id,
+                substeps: passes_of[id as usize],
+                load: load_of[id as usize],
+                group: if islands[id as usize].sleeping {
+                    u32::MAX
+                } else {
+                    group_of[i]
+                },
+            },
+        };
+        if *island != new_island {
+            *island = new_island;
+        }
+        if slot != u32::MAX {
+            let s = slot as usize;
+            let valid = state_is_valid(&body);
+            any_invalid |= !valid;
+            solver.valid[s] = valid;
+            solver.pos[s] = body.position;
+            solver.vel[s] = body.velocity;
+            solver.inv_mass[s] = node.inv_mass;
+            solver.sleep_speed2[s] = node.sleep_speed2;
+        }
+    }
+    solver.pass_has_invalid = any_invalid;
+    if any_invalid {
+        solver.request_report();
+    }
     solver.force.clear();
-    solver.force.resize(n, Vec3::ZERO);
-    solver.synced = None;
+    solver.force.resize(slots, Vec3::ZERO);
+    solver.fixed_slots = fixed_start..slots;
+    solver.group_synced = vec![None; groups.len()];
+    solver.groups = groups;
+    solver.any_sleeping = islands.iter().any(|island| island.sleeping);
+    solver.islands = islands;
+    solver.island_members = island_members;
+    solver.sleeping_anchors = sleeping_anchors;
 }
 
-/// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems), first: copies
-/// each body's state into its slot — only the bodies written since the last
-/// position pass synced the slots, if it did.
+/// Start of the fixed step, after the rebuild: copies into its slot the
+/// state of each body written since its group's last position pass.
 pub(crate) fn gather(
     mut solver: ResMut<SolverState>,
-    bodies: Query<(Ref<Body>, &BodyIndex), Without<PhysicsError>>,
+    bodies: Query<(Ref<Body>, &BodyIndex), Stepped>,
     ticks: SystemChangeTick,
 ) {
     let solver = &mut *solver;
-    let synced = solver.synced.take();
+    let fixed = solver.fixed_slots.clone();
+    solver.force[fixed].fill(Vec3::ZERO);
+    if core::mem::take(&mut solver.rebuilt) {
+        return;
+    }
+    let now = ticks.this_run();
     let mut any_invalid = false;
+    let mut mass_changed = false;
+    let synced = &solver.group_synced;
     let (pos, vel, valid_slots) = (&mut solver.pos, &mut solver.vel, &mut solver.valid);
     bodies.iter().for_each(|(body, index)| {
+        // A body spawned since the last rebuild has no slot yet; it joins at
+        // the next step.
+        let Some(&synced) = synced.get(index.group as usize) else {
+            return;
+        };
         if let Some(synced) = synced
-            && !body.last_changed().is_newer_than(synced, ticks.this_run())
+            && !body.last_changed().is_newer_than(synced, now)
         {
             return;
         }
-        let i = index.0 as usize;
-        // A body spawned since the last rebuild has no slot yet; it joins at
-        // the next step.
+        let i = index.slot as usize;
         if i < pos.len() {
-            let valid = body.position.is_finite()
-                && body.velocity.is_finite()
-                && body.inv_mass >= 0.0
-                && body.inv_mass.is_finite();
+            let valid = state_is_valid(&body);
             valid_slots[i] = valid;
             if valid {
                 pos[i] = body.position;
                 vel[i] = body.velocity;
+                mass_changed |= body.inv_mass != solver.inv_mass[i];
             } else {
                 any_invalid = true;
             }
@@ -227,5 +908,47 @@ pub(crate) fn gather(
     solver.pass_has_invalid = any_invalid;
     if any_invalid {
         solver.request_report();
+    }
+    // Islands and loads follow the new mass from the next step; the passes
+    // use it from this one.
+    if mass_changed {
+        solver.dirty = true;
+    }
+}
+
+/// End of the fixed step: advances each awake island's resting time and puts
+/// the islands that rested long enough to sleep.
+pub(crate) fn update_sleep(
+    mut solver: ResMut<SolverState>,
+    sleep: Res<SleepSettings>,
+    mut commands: Commands,
+    mut slept: MessageWriter<IslandSlept>,
+    ticks: SystemChangeTick,
+) {
+    if !sleep.enabled {
+        return;
+    }
+    let solver = &mut *solver;
+    let (h, time_to_sleep, now) = (solver.timestep, sleep.sleep_time(), ticks.this_run());
+    let (vel, valid, speed2) = (&solver.vel, &solver.valid, &solver.sleep_speed2);
+    for island in &mut solver.islands {
+        if island.sleeping || island.slots.is_empty() {
+            continue;
+        }
+        let resting = island
+            .slots
+            .clone()
+            .all(|s| valid[s] && vel[s].length_squared() < speed2[s]);
+        island.timer = if resting { island.timer + h } else { 0.0 };
+        if resting && island.can_sleep && island.timer >= time_to_sleep {
+            island.sleeping = true;
+            island.since = now;
+            solver.any_sleeping = true;
+            let bodies = solver.island_members[island.members.clone()].to_vec();
+            for &entity in &bodies {
+                fall_asleep(&mut commands, entity, now);
+            }
+            slept.write(IslandSlept { bodies });
+        }
     }
 }

@@ -15,8 +15,11 @@
 use bevy::prelude::*;
 use bevy::tasks::ComputeTaskPool;
 
-use crate::body::mark_solver_dirty;
-use crate::schedule::PhysicsSettings;
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
+
+use crate::island::{WakeCause, WakeTarget};
+use crate::schedule::{PhysicsSettings, PhysicsStep};
 use crate::solver::SolverState;
 
 /// A damped spring between two bodies, on an entity of its own.
@@ -53,7 +56,7 @@ use crate::solver::SolverState;
 /// finite, is reported once and left out of the step until fixed.
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component, Debug, PartialEq, Clone)]
-#[component(on_insert = mark_solver_dirty, on_remove = mark_solver_dirty)]
+#[component(on_insert = wake_ends, on_discard = wake_ends)]
 pub struct Spring {
     /// The first body.
     pub a: Entity,
@@ -147,12 +150,20 @@ pub(crate) struct SpringRow {
     pub c: f32,
 }
 
-/// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems): every spring's
-/// force into its slot, then each slot into its two bodies, in row order.
-pub(crate) fn spring_forces(mut solver: ResMut<SolverState>, settings: Res<PhysicsSettings>) {
+/// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems), after the
+/// gather: the forces of the pass's springs, summed per body in row order.
+pub(crate) fn spring_forces(
+    mut solver: ResMut<SolverState>,
+    step: Res<PhysicsStep>,
+    settings: Res<PhysicsSettings>,
+) {
     let solver = &mut *solver;
+    let Some(group) = solver.groups.get(step.group as usize) else {
+        return;
+    };
+    let (rows, slots) = (group.rows.clone(), group.slots.clone());
     let (pos, vel, valid) = (&solver.pos, &solver.vel, &solver.valid);
-    // An invalid body gathered this pass: its springs exert nothing.
+    // An invalid body this step: its springs exert nothing.
     let check = solver.pass_has_invalid;
     let compute = |rows: &[SpringRow], out: &mut [Vec3]| {
         for (row, out) in rows.iter().zip(out) {
@@ -164,8 +175,8 @@ pub(crate) fn spring_forces(mut solver: ResMut<SolverState>, settings: Res<Physi
             };
         }
     };
-    let rows = &solver.springs;
-    let out = &mut solver.spring_force;
+    let rows = &solver.springs[rows.clone()];
+    let out = &mut solver.spring_force[..rows.len()];
     match ComputeTaskPool::try_get() {
         Some(pool) if rows.len() >= settings.parallel_threshold => {
             // The pool's threads, plus this one, which works while it waits.
@@ -179,9 +190,22 @@ pub(crate) fn spring_forces(mut solver: ResMut<SolverState>, settings: Res<Physi
         _ => compute(rows, out),
     }
     let force = &mut solver.force;
-    force.fill(Vec3::ZERO);
-    for (row, &f) in solver.springs.iter().zip(&solver.spring_force) {
+    force[slots].fill(Vec3::ZERO);
+    for (row, &f) in rows.iter().zip(&solver.spring_force) {
         force[row.a as usize] += f;
         force[row.b as usize] -= f;
+    }
+}
+
+/// Hook: a spring was added, replaced or removed. Its ends' islands wake (if
+/// asleep) and the index is rebuilt.
+fn wake_ends(mut world: DeferredWorld, ctx: HookContext) {
+    let Some(spring) = world.get::<Spring>(ctx.entity).copied() else {
+        return;
+    };
+    if let Some(mut solver) = world.get_resource_mut::<SolverState>() {
+        for end in [spring.a, spring.b] {
+            solver.request_wake(WakeTarget::Body(end), WakeCause::SpringChanged(ctx.entity));
+        }
     }
 }

@@ -88,17 +88,62 @@ impl SpringStability {
         k
     }
 
+    /// How much of the stability limit a step `h` uses:
+    /// `max(√((ω·h)² + 2·γ·h) / 2, γ·h / 2)`. The step is stable while it
+    /// is below 1.
+    ///
+    /// ```
+    /// use bevy_euler_physics::SpringStability;
+    /// // ω = 10 rad/s, no damping: ω·h = 1 is half the limit ω·h = 2.
+    /// let s = SpringStability::new(100.0, 0.0, 1.0);
+    /// assert!((s.load(0.1) - 0.5).abs() < 1e-6);
+    /// ```
+    pub fn load(&self, h: f32) -> f32 {
+        (0.5 * self.criterion(h).max(0.0).sqrt()).max(0.5 * self.gamma * h)
+    }
+
+    /// The smallest substep count `n` in `1..=cap` with
+    /// `load(h / n) <= target`, or `cap` when none is.
+    ///
+    /// ```
+    /// use bevy_euler_physics::SpringStability;
+    /// // ω·h = 6: three times the limit. At 90 % of the limit: 4 substeps.
+    /// let s = SpringStability::new(36.0, 0.0, 1.0);
+    /// assert_eq!(s.substeps_for_load(1.0, 0.9, 64), 4);
+    /// ```
+    pub fn substeps_for_load(&self, h: f32, target: f32, cap: u32) -> u32 {
+        let cap = cap.max(1);
+        if !(self.omega_squared.is_finite() && self.gamma.is_finite()) {
+            return cap;
+        }
+        // The load is at most ω·h/2 + γ·h/2 and at least ω·h/2; start from
+        // the closed form for ω alone, then walk to the exact answer.
+        let guess = (f64::from(self.omega_squared).sqrt() * f64::from(h)
+            / (2.0 * f64::from(target.max(f32::MIN_POSITIVE))))
+        .floor()
+        .clamp(1.0, f64::from(cap)) as u32;
+        let fits = |n: u32| self.load(h / n as f32) <= target;
+        let mut n = guess;
+        while n > 1 && fits(n - 1) {
+            n -= 1;
+        }
+        while n < cap && !fits(n) {
+            n += 1;
+        }
+        n
+    }
+
     /// `ω·h`.
     pub fn omega_h(&self, h: f32) -> f32 {
         self.omega_squared.sqrt() * h
     }
 
-    /// The warning for this spring at step `h` when `passes` substeps run.
-    pub(crate) fn issue(&self, h: f32, passes: u32) -> PhysicsIssue {
+    /// The warning for a step of `h` split into passes of `pass_h`.
+    pub(crate) fn issue(&self, pass_h: f32, h: f32) -> PhysicsIssue {
         PhysicsIssue::Unstable {
-            omega_h: self.omega_h(h),
-            gamma_h: self.gamma * h,
-            substeps_needed: self.substeps_needed(h).saturating_mul(passes),
+            omega_h: self.omega_h(pass_h),
+            gamma_h: self.gamma * pass_h,
+            substeps_needed: self.substeps_needed(h),
         }
     }
 }
@@ -141,6 +186,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn load_is_one_on_the_limit() {
+        let undamped = SpringStability::new(100.0, 0.0, 1.0);
+        assert!((undamped.load(0.2) - 1.0).abs() < 1e-6);
+        // Damping alone: γ·h = 2 is the limit.
+        let damping_only = SpringStability::new(0.0, 10.0, 1.0);
+        assert!((damping_only.load(0.2) - 1.0).abs() < 1e-6);
+        // Stable exactly when the load is below one.
+        for h in [0.05, 0.1, 0.15, 0.19, 0.21, 0.3] {
+            let s = SpringStability::new(100.0, 3.0, 1.0);
+            assert_eq!(s.is_stable(h), s.load(h) < 1.0, "h = {h}");
+        }
+    }
+
+    #[test]
+    fn substeps_for_load_is_the_smallest_count_within_target() {
+        for &(k, c, h, target) in &[
+            (1000.0, 0.0, 0.1, 0.9),
+            (1.0e5, 3.0, 1.0 / 60.0, 0.5),
+            (50.0, 50.0, 0.5, 0.9),
+            (18.0, 0.0, 1.0, 0.9),
+        ] {
+            let s = SpringStability::new(k, c, 1.0);
+            let n = s.substeps_for_load(h, target, 256);
+            assert!(s.load(h / n as f32) <= target, "{n} substeps must fit");
+            if n > 1 {
+                assert!(s.load(h / (n - 1) as f32) > target, "{} must not", n - 1);
+            }
+        }
+        // The cap wins.
+        assert_eq!(
+            SpringStability::new(1.0e9, 0.0, 1.0).substeps_for_load(1.0, 0.9, 8),
+            8
+        );
     }
 
     #[test]

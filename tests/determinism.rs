@@ -73,6 +73,7 @@ fn run(parallel_threshold: usize) -> u64 {
         .insert_resource(PhysicsSettings {
             substeps: 2,
             parallel_threshold,
+            ..default()
         })
         .add_systems(
             PhysicsSubstep,
