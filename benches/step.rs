@@ -103,6 +103,11 @@ fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
             substeps: 1,
             parallel_threshold: if parallel { 1 } else { usize::MAX },
             ..default()
+        })
+        // The plain loop never sleeps; neither does this.
+        .insert_resource(SleepSettings {
+            enabled: false,
+            ..default()
         });
     let world = app.world_mut();
     let mut prev = Entity::PLACEHOLDER;

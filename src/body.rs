@@ -266,8 +266,15 @@ pub(crate) fn mark_solver_dirty(mut world: DeferredWorld, _ctx: HookContext) {
 /// A body left: its island (if asleep) wakes, and may split.
 fn on_body_remove(mut world: DeferredWorld, ctx: HookContext) {
     let island = world.get::<Island>(ctx.entity).copied();
+    let fixed = world.get::<Body>(ctx.entity).is_some_and(Body::is_fixed);
     if let Some(mut solver) = world.get_resource_mut::<SolverState>() {
         solver.dirty = true;
+        if fixed {
+            solver.request_wake(
+                WakeTarget::Anchor(ctx.entity),
+                WakeCause::BodyRemoved(ctx.entity),
+            );
+        }
         if let Some(island) = island.filter(Island::is_some) {
             solver.request_wake(
                 WakeTarget::Island(island.id()),

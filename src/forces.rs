@@ -62,7 +62,9 @@ pub struct ConstantForce(pub Vec3);
 /// add to a body during the current pass. The velocity integration consumes
 /// it and sets it back to zero, so add to it in every pass.
 ///
-/// Every [`Body`](crate::Body) has one. Default: zero.
+/// Every awake [`Body`](crate::Body) has one; a [`Sleeping`](crate::Sleeping)
+/// body has none, so systems that push every body skip sleeping ones.
+/// Inserting one on a sleeping body wakes its island. Default: zero.
 ///
 /// # Example
 ///
@@ -83,4 +85,5 @@ pub struct ConstantForce(pub Vec3);
 /// ```
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
 #[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[component(on_insert = wake_on_force)]
 pub struct AccumulatedForce(pub Vec3);

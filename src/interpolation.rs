@@ -13,9 +13,14 @@
 use bevy::prelude::*;
 
 use crate::island::Sleeping;
+use crate::solver::AnchorAsleep;
 
 /// The bodies the plugin draws: awake, and not drawn by the user.
-type Drawn = (Without<TransformSyncDisabled>, Without<Sleeping>);
+type Drawn = (
+    Without<TransformSyncDisabled>,
+    Without<Sleeping>,
+    Without<AnchorAsleep>,
+);
 
 use crate::body::Body;
 use crate::schedule::PhysicsSettings;

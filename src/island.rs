@@ -211,6 +211,13 @@ impl Island {
 /// Marks a body whose island is asleep. Set and removed by the plugin; put an
 /// island to sleep or wake it with [`IslandCommands`].
 ///
+/// A sleeping body has no [`AccumulatedForce`](crate::AccumulatedForce):
+/// systems that add to every body's accumulated force skip it, and so
+/// spend nothing on it. To push a sleeping body, insert an
+/// `AccumulatedForce` or a [`ConstantForce`](crate::ConstantForce) (either
+/// wakes its island), or write its velocity. It gets its `AccumulatedForce`
+/// back when it wakes.
+///
 /// ```
 /// use bevy::prelude::*;
 /// use bevy_euler_physics::prelude::*;
@@ -222,7 +229,7 @@ impl Island {
 /// ```
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[reflect(Component, Default, Debug, PartialEq, Clone)]
-#[component(on_insert = mark_solver_dirty, on_remove = mark_solver_dirty)]
+#[component(on_insert = mark_solver_dirty, on_remove = on_sleeping_remove)]
 pub struct Sleeping {
     /// When the island fell asleep: changes after it are the user's.
     #[reflect(ignore)]
@@ -465,6 +472,8 @@ pub(crate) enum WakeTarget {
     Island(u32),
     /// Every island.
     All,
+    /// The islands this fixed body holds.
+    Anchor(Entity),
 }
 
 fn wake_on_sleeping_disabled(mut world: DeferredWorld, ctx: HookContext) {
@@ -476,8 +485,22 @@ fn wake_on_sleeping_disabled(mut world: DeferredWorld, ctx: HookContext) {
     }
 }
 
-/// Hook: a force component was added, replaced or removed.
+/// Hook: a body woke. It gets its [`AccumulatedForce`](crate::AccumulatedForce)
+/// back (sleeping bodies have none).
+fn on_sleeping_remove(mut world: DeferredWorld, ctx: HookContext) {
+    world
+        .commands()
+        .entity(ctx.entity)
+        .try_insert_if_new(crate::AccumulatedForce::default());
+    mark_solver_dirty(world, ctx);
+}
+
+/// Hook: a force component was added, replaced or removed. A sleeping
+/// body's island wakes.
 pub(crate) fn wake_on_force(mut world: DeferredWorld, ctx: HookContext) {
+    if !world.entity(ctx.entity).contains::<Sleeping>() {
+        return;
+    }
     if let Some(mut solver) = world.get_resource_mut::<SolverState>() {
         solver.request_wake(
             WakeTarget::Body(ctx.entity),

@@ -60,8 +60,20 @@ macro_rules! for_each_maybe_par {
 }
 pub(crate) use for_each_maybe_par;
 
-/// The bodies a step moves: neither left out for an error nor asleep.
-pub(crate) type Stepped = (Without<PhysicsError>, Without<Sleeping>);
+/// The bodies a step moves: neither left out for an error nor asleep (nor a
+/// fixed body that only sleeping islands hang from).
+pub(crate) type Stepped = (
+    Without<PhysicsError>,
+    Without<Sleeping>,
+    Without<AnchorAsleep>,
+);
+
+/// Marks a fixed body that only sleeping islands hang from: the passes skip
+/// it, and moving it wakes them.
+#[derive(Component, Debug, Clone, Copy)]
+pub(crate) struct AnchorAsleep {
+    since: Tick,
+}
 
 /// A body's slot in the solver's dense arrays, and its pass group.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,8 +158,6 @@ pub(crate) struct SolverState {
     pub islands: Vec<IslandState>,
     pub island_members: Vec<Entity>,
     any_sleeping: bool,
-    /// Fixed bodies that sleeping islands hang from.
-    sleeping_anchors: Vec<(Entity, u32)>,
     wake_requests: Vec<(WakeTarget, WakeCause)>,
     pub sleep_requests: Vec<Entity>,
     /// Springs already reported as unstable.
@@ -204,89 +214,97 @@ pub(crate) fn state_is_valid(body: &Body) -> bool {
         && body.inv_mass.is_finite()
 }
 
+/// Rests a fixed body that only sleeping islands hang from.
+fn rest_anchor(commands: &mut Commands, entity: Entity, since: Tick) {
+    commands
+        .entity(entity)
+        .queue_silenced(move |mut e: EntityWorldMut| {
+            settle(&mut e);
+            e.insert(AnchorAsleep { since });
+        });
+}
+
+/// Draws a body at its position, with no history to interpolate.
+fn settle(e: &mut EntityWorldMut) {
+    let Some(position) = e.get::<Body>().map(|b| b.position) else {
+        return;
+    };
+    if let Some(mut history) = e.get_mut::<PositionHistory>() {
+        *history = PositionHistory::at(position);
+    }
+    if position.is_finite()
+        && !e.contains::<TransformSyncDisabled>()
+        && let Some(mut transform) = e.get_mut::<Transform>()
+    {
+        transform.translation = position;
+    }
+}
+
 /// Puts a body to sleep where it is: drawn at its position, no history.
 fn fall_asleep(commands: &mut Commands, entity: Entity, since: Tick) {
     commands
         .entity(entity)
         .queue_silenced(move |mut e: EntityWorldMut| {
-            let Some(position) = e.get::<Body>().map(|b| b.position) else {
-                return;
-            };
-            if let Some(mut history) = e.get_mut::<PositionHistory>() {
-                *history = PositionHistory::at(position);
-            }
-            if position.is_finite()
-                && !e.contains::<TransformSyncDisabled>()
-                && let Some(mut transform) = e.get_mut::<Transform>()
-            {
-                transform.translation = position;
-            }
+            settle(&mut e);
+            // Writes to a sleeping body's accumulated force could only be
+            // found by scanning every sleeping body every step; without the
+            // component there are none to find.
+            e.remove::<AccumulatedForce>();
             e.insert(Sleeping { since });
         });
 }
 
-type SleepingChange = (
-    Entity,
-    Ref<'static, Body>,
-    Ref<'static, AccumulatedForce>,
-    Option<Ref<'static, ConstantForce>>,
-    &'static Sleeping,
-);
-
-/// A body whose state or forces changed.
-type TouchedFilter = Or<(
-    Changed<Body>,
-    Changed<AccumulatedForce>,
-    Changed<ConstantForce>,
-)>;
-
-/// Start of the fixed step: finds what touched a sleeping island since the
-/// last step — your writes to its bodies or forces, a moved anchor, a
-/// changed spring or gravity — and asks the rebuild to wake it.
+/// Start of the fixed step: marks the index dirty when a spring changed in
+/// place, and finds what touched a sleeping island since the last step —
+/// your writes to its bodies or forces, a moved anchor, a changed spring or
+/// gravity — and asks the rebuild to wake it.
+///
+/// The scans cost a sleeping body one tick comparison per step: its `Body`
+/// (`ConstantForce` only on bodies that have one; sleeping bodies have no
+/// `AccumulatedForce`, whose insertion wakes them through its hook).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn detect_wakes(
     mut solver: ResMut<SolverState>,
     gravity: Res<Gravity>,
-    sleeping: Query<SleepingChange, TouchedFilter>,
-    anchors: Query<Ref<Body>>,
+    written: Query<(Entity, Ref<Body>, &Sleeping), Changed<Body>>,
+    forced: Query<(Entity, Ref<ConstantForce>, &Sleeping), Changed<ConstantForce>>,
+    anchors: Query<(Entity, Ref<Body>, &AnchorAsleep), Changed<Body>>,
     changed_springs: Query<(Entity, &Spring), Changed<Spring>>,
     ticks: SystemChangeTick,
 ) {
-    if !solver.any_sleeping {
+    let any_sleeping = solver.any_sleeping;
+    for (entity, spring) in &changed_springs {
+        solver.dirty = true;
+        if any_sleeping {
+            for end in [spring.a, spring.b] {
+                solver.request_wake(WakeTarget::Body(end), WakeCause::SpringChanged(entity));
+            }
+        }
+    }
+    if !any_sleeping {
         return;
     }
     let now = ticks.this_run();
-    for (entity, body, accumulated, constant, sleeping) in &sleeping {
-        let newer = |tick: Tick| tick.is_newer_than(sleeping.since, now);
-        let cause = if newer(body.last_changed()) {
-            WakeCause::BodyWritten(entity)
-        } else if (newer(accumulated.last_changed()) && accumulated.0 != Vec3::ZERO)
-            || constant.is_some_and(|c| newer(c.last_changed()))
-        {
-            WakeCause::ForceChanged(entity)
-        } else {
-            continue;
-        };
-        solver.request_wake(WakeTarget::Body(entity), cause);
+    for (entity, body, sleeping) in &written {
+        if body.last_changed().is_newer_than(sleeping.since, now) {
+            solver.request_wake(WakeTarget::Body(entity), WakeCause::BodyWritten(entity));
+        }
     }
-    for i in 0..solver.sleeping_anchors.len() {
-        let (anchor, island) = solver.sleeping_anchors[i];
-        let since = solver.islands[island as usize].since;
-        let cause = match anchors.get(anchor) {
-            Ok(body) if body.last_changed().is_newer_than(since, now) => {
-                WakeCause::FixedBodyMoved(anchor)
-            }
-            Ok(_) => continue,
-            Err(_) => WakeCause::BodyRemoved(anchor),
-        };
-        solver.request_wake(WakeTarget::Island(island), cause);
+    for (entity, force, sleeping) in &forced {
+        if force.last_changed().is_newer_than(sleeping.since, now) {
+            solver.request_wake(WakeTarget::Body(entity), WakeCause::ForceChanged(entity));
+        }
+    }
+    for (entity, body, anchor) in &anchors {
+        if body.last_changed().is_newer_than(anchor.since, now) {
+            solver.request_wake(
+                WakeTarget::Anchor(entity),
+                WakeCause::FixedBodyMoved(entity),
+            );
+        }
     }
     if gravity.is_changed() && !gravity.is_added() {
         solver.request_wake(WakeTarget::All, WakeCause::GravityChanged);
-    }
-    for (entity, spring) in &changed_springs {
-        for end in [spring.a, spring.b] {
-            solver.request_wake(WakeTarget::Body(end), WakeCause::SpringChanged(entity));
-        }
     }
 }
 
@@ -297,6 +315,8 @@ struct Node {
     dynamic: bool,
     /// `Some(since)` when asleep.
     sleeping: Option<Tick>,
+    /// A fixed body marked `AnchorAsleep`.
+    anchor_asleep: bool,
     changed: Tick,
     substeps: Option<u32>,
     auto: bool,
@@ -362,9 +382,6 @@ impl UnionFind {
     }
 }
 
-/// A valid spring changed in place.
-type ChangedSpringFilter = (Changed<Spring>, Without<PhysicsError>);
-
 /// A body whose per-body island settings changed in place.
 type ChangedSettingsFilter = Or<(Changed<Substeps>, Changed<SleepThreshold>)>;
 
@@ -378,6 +395,7 @@ type BuildData = (
     Has<AutoSubsteps>,
     Has<SleepingDisabled>,
     Option<&'static SleepThreshold>,
+    Has<AnchorAsleep>,
 );
 
 /// Start of the fixed step: when bodies, springs, substep counts, sleep
@@ -390,10 +408,7 @@ pub(crate) fn rebuild(
     mut solver: ResMut<SolverState>,
     mut bodies: Query<BuildData, Without<PhysicsError>>,
     springs: Query<(Entity, &Spring), Without<PhysicsError>>,
-    (changed_springs, changed_bodies): (
-        Query<(), ChangedSpringFilter>,
-        Query<(), ChangedSettingsFilter>,
-    ),
+    changed_bodies: Query<(), ChangedSettingsFilter>,
     has_body: Query<(), With<Body>>,
     entities: &Entities,
     time: Res<Time<Fixed>>,
@@ -405,7 +420,6 @@ pub(crate) fn rebuild(
     let timestep = time.timestep();
     let h = timestep.as_secs_f32();
     if !solver.dirty
-        && changed_springs.is_empty()
         && changed_bodies.is_empty()
         && !settings.is_changed()
         && !sleep.is_changed()
@@ -423,7 +437,9 @@ pub(crate) fn rebuild(
     let default_speed = sleep.threshold();
     let mut nodes = Vec::new();
     let mut node_of = EntityHashMap::<u32>::default();
-    for (entity, body, _, island, sleeping, substeps, auto, no_sleep, threshold) in &bodies {
+    for (entity, body, _, island, sleeping, substeps, auto, no_sleep, threshold, anchor_asleep) in
+        &bodies
+    {
         let mut report = |issue| {
             if solver.settings_reported.insert(entity) {
                 reporter.warn(entity, issue);
@@ -448,6 +464,7 @@ pub(crate) fn rebuild(
             inv_mass: body.inv_mass,
             dynamic: body.inv_mass > 0.0 && body.inv_mass.is_finite(),
             sleeping: sleeping.map(|s| s.since),
+            anchor_asleep,
             changed: body.last_changed(),
             substeps,
             auto,
@@ -469,7 +486,25 @@ pub(crate) fn rebuild(
     }
     let mut links = Vec::new();
     let mut union = UnionFind::new(n);
+    // A moved or removed anchor wakes the islands its springs hold.
+    let mut anchor_wakes = EntityHashMap::<WakeCause>::default();
+    solver
+        .wake_requests
+        .retain(|&(target, cause)| match target {
+            WakeTarget::Anchor(anchor) => {
+                anchor_wakes.entry(anchor).or_insert(cause);
+                false
+            }
+            _ => true,
+        });
     for (entity, spring) in &springs {
+        if !anchor_wakes.is_empty() {
+            for (end, other) in [(spring.a, spring.b), (spring.b, spring.a)] {
+                if let Some(&cause) = anchor_wakes.get(&end) {
+                    solver.wake_requests.push((WakeTarget::Body(other), cause));
+                }
+            }
+        }
         if let Err(issue) = validate_spring(spring, &has_body, entities) {
             reporter.reject(entity, issue);
             continue;
@@ -619,6 +654,7 @@ pub(crate) fn rebuild(
                     b.wake.get_or_insert(cause);
                 }
             }
+            WakeTarget::Anchor(_) => {}
         }
     }
     for entity in core::mem::take(&mut solver.sleep_requests) {
@@ -753,11 +789,32 @@ pub(crate) fn rebuild(
         }
         group.slots = start..next;
     }
+    // A fixed body that only sleeping islands hang from is left out of the
+    // passes (moving it wakes them, which brings it back).
+    let mut holds_awake = vec![false; n];
+    let mut has_spring = vec![false; n];
+    for link in &links {
+        let awake = !islands[island_of_link(link) as usize].sleeping;
+        for end in [link.a as usize, link.b as usize] {
+            has_spring[end] = true;
+            holds_awake[end] |= awake;
+        }
+    }
     let fixed_start = next;
     for (i, node) in nodes.iter().enumerate() {
-        if !node.dynamic
-            && let Some(group) = groups.first_mut()
-        {
+        if node.dynamic {
+            continue;
+        }
+        let resting = has_spring[i] && !holds_awake[i];
+        if resting && !node.anchor_asleep {
+            rest_anchor(reporter.commands(), node.entity, now);
+        } else if !resting && node.anchor_asleep {
+            reporter
+                .commands()
+                .entity(node.entity)
+                .try_remove::<AnchorAsleep>();
+        }
+        if !resting && let Some(group) = groups.first_mut() {
             slot_of[i] = next as u32;
             group_of[i] = 0;
             group.entities.push(node.entity);
@@ -771,15 +828,9 @@ pub(crate) fn rebuild(
 
     // Rows: the springs of awake islands, by group, in query order.
     let mut rows_by_group = vec![Vec::new(); groups.len()];
-    let mut sleeping_anchors = Vec::new();
     for link in &links {
         let island = island_of_link(link);
         if islands[island as usize].sleeping {
-            for end in [link.a, link.b] {
-                if !nodes[end as usize].dynamic {
-                    sleeping_anchors.push((nodes[end as usize].entity, island));
-                }
-            }
             continue;
         }
         let (a, b) = (slot_of[link.a as usize], slot_of[link.b as usize]);
@@ -860,7 +911,6 @@ pub(crate) fn rebuild(
     solver.any_sleeping = islands.iter().any(|island| island.sleeping);
     solver.islands = islands;
     solver.island_members = island_members;
-    solver.sleeping_anchors = sleeping_anchors;
 }
 
 /// Start of the fixed step, after the rebuild: copies into its slot the

@@ -254,12 +254,54 @@ fn forces_wake_their_island() {
     wakes(
         |app, ps| {
             app.world_mut()
-                .get_mut::<AccumulatedForce>(ps[0].bob)
-                .unwrap()
-                .0 = Vec3::Y;
+                .entity_mut(ps[0].bob)
+                .insert(AccumulatedForce(Vec3::Y));
         },
         &[0],
         |ps| WakeCause::ForceChanged(ps[0].bob),
+    );
+}
+
+/// Changing a `ConstantForce` in place wakes its island; one that is left
+/// alone does not.
+#[test]
+fn changing_a_constant_force_in_place_wakes_its_island() {
+    let mut app = sleepy_app();
+    let pushed = pendulum(&mut app, 0.0, 0.0, ConstantForce(Vec3::ZERO));
+    let still = pendulum(&mut app, 3.0, 0.0, ConstantForce(Vec3::ZERO));
+    for p in [&pushed, &still] {
+        app.world_mut().commands().entity(p.bob).sleep_island();
+    }
+    step(&mut app, 5);
+    assert!(asleep(&app, pushed.bob) && asleep(&app, still.bob));
+    app.world_mut()
+        .get_mut::<ConstantForce>(pushed.bob)
+        .unwrap()
+        .0 = Vec3::X;
+    step(&mut app, 1);
+    assert!(!asleep(&app, pushed.bob));
+    assert!(asleep(&app, still.bob));
+    let woke = &app.world().resource::<Events>().woke;
+    assert_eq!(woke.len(), 1);
+    assert_eq!(woke[0].cause, WakeCause::ForceChanged(pushed.bob));
+}
+
+/// Systems that push every body's accumulated force skip sleeping bodies
+/// (they have none) and do not wake them; the bodies get it back on waking.
+#[test]
+fn sleeping_bodies_have_no_accumulated_force_until_they_wake() {
+    let mut app = sleepy_app();
+    let p = pendulum(&mut app, 0.0, 0.0, ());
+    app.world_mut().commands().entity(p.bob).sleep_island();
+    step(&mut app, 2);
+    assert!(asleep(&app, p.bob));
+    assert!(app.world().get::<AccumulatedForce>(p.bob).is_none());
+    app.world_mut().commands().entity(p.bob).wake_island();
+    step(&mut app, 1);
+    assert!(!asleep(&app, p.bob));
+    assert_eq!(
+        app.world().get::<AccumulatedForce>(p.bob),
+        Some(&AccumulatedForce(Vec3::ZERO))
     );
 }
 
@@ -316,6 +358,17 @@ fn moving_an_anchor_wakes_the_islands_hanging_from_it() {
         |app, ps| body_mut(app, ps[1].anchor).position.y += 0.5,
         &[1, 2],
         |ps| WakeCause::FixedBodyMoved(ps[1].anchor),
+    );
+}
+
+#[test]
+fn despawning_an_anchor_wakes_the_islands_hanging_from_it() {
+    wakes(
+        |app, ps| {
+            app.world_mut().despawn(ps[0].anchor);
+        },
+        &[0],
+        |ps| WakeCause::BodyRemoved(ps[0].anchor),
     );
 }
 
