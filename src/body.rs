@@ -302,6 +302,35 @@ type DriftData = (
 );
 type DriftItem<'w, 's> = QueryItem<'w, 's, DriftData>;
 
+/// One body's kick and damping; see [`integrate_velocities`].
+#[inline(always)]
+fn kick(h: f32, g: Vec3, solver: &SolverState, item: KickItem) {
+    let (mut body, index, mut accumulated, constant, damping) = item;
+    let mut force = accumulated.0;
+    if force != Vec3::ZERO {
+        accumulated.0 = Vec3::ZERO;
+    }
+    if let Some(constant) = constant {
+        force += constant.0;
+    }
+    if !body.is_dynamic() {
+        return;
+    }
+    let Some(i) = solver.live_index(index) else {
+        return;
+    };
+    let force = solver.force[i] + force;
+    let mut velocity = body.velocity + h * (g + force * body.inv_mass);
+    if let Some(&damping) = damping {
+        if damping.is_valid() {
+            velocity /= 1.0 + h * damping.0;
+        } else {
+            solver.request_report();
+        }
+    }
+    body.velocity = velocity;
+}
+
 /// [`PhysicsSystems::IntegrateVelocities`](crate::PhysicsSystems):
 /// `v ← (v + h·(g + w·F)) / (1 + h·c)` for every dynamic body of the pass.
 pub(crate) fn integrate_velocities(
@@ -316,45 +345,70 @@ pub(crate) fn integrate_velocities(
     let Some(group) = solver.groups.get(step.group as usize) else {
         return;
     };
-    let kick = |(mut body, index, mut accumulated, constant, damping): KickItem| {
-        let mut force = accumulated.0;
-        if force != Vec3::ZERO {
-            accumulated.0 = Vec3::ZERO;
-        }
-        if let Some(constant) = constant {
-            force += constant.0;
-        }
-        if !body.is_dynamic() {
-            return;
-        }
-        let Some(i) = solver.live_index(index) else {
-            return;
-        };
-        let force = solver.force[i] + force;
-        let mut velocity = body.velocity + h * (g + force * body.inv_mass);
-        if let Some(&damping) = damping {
-            if damping.is_valid() {
-                velocity /= 1.0 + h * damping.0;
-            } else {
-                solver.request_report();
-            }
-        }
-        body.velocity = velocity;
-    };
     if group.iterate_all {
         let parallel = group.entities.len() >= settings.parallel_threshold;
         let this = step.group;
         for_each_maybe_par!(bodies, parallel, |item: KickItem| {
             if item.1.group == this {
-                kick(item);
+                kick(h, g, solver, item);
             }
         });
     } else {
         let mut items = bodies.iter_many_mut(&group.entities);
         while let Some(item) = items.fetch_next() {
-            kick(item);
+            kick(h, g, solver, item);
         }
     }
+}
+
+/// Where the pass is within the fixed step, for the position history.
+#[derive(Clone, Copy)]
+struct PassPlace {
+    first: bool,
+    last: bool,
+}
+
+/// One body's drift and history, and its slot's copy of the new state;
+/// false if the new position is not finite (then it is not written).
+#[inline(always)]
+fn drift(
+    h: f32,
+    place: PassPlace,
+    (mut body, index, mut history): DriftItem,
+    (pos, vel, valid): (&mut [Vec3], &mut [Vec3], &mut [bool]),
+) -> bool {
+    // Where the body starts the fixed step (after any teleport).
+    let start = body.position;
+    let mut ok = true;
+    if body.is_dynamic() {
+        // A non-finite velocity makes this non-finite too (0·∞ is NaN).
+        let position = start + h * body.velocity;
+        if position.is_finite() {
+            body.position = position;
+        } else {
+            ok = false;
+        }
+    }
+    match (place.first, place.last) {
+        (true, true) => {
+            *history = PositionHistory {
+                previous: start,
+                current: body.position,
+            }
+        }
+        (true, false) => history.previous = start,
+        (false, true) => history.current = body.position,
+        (false, false) => {}
+    }
+    let i = index.slot as usize;
+    if i < pos.len() {
+        pos[i] = body.position;
+        vel[i] = body.velocity;
+        if !ok {
+            valid[i] = false;
+        }
+    }
+    ok
 }
 
 /// [`PhysicsSystems::IntegratePositions`](crate::PhysicsSystems):
@@ -367,7 +421,10 @@ pub(crate) fn integrate_positions(
     ticks: SystemChangeTick,
 ) {
     let h = step.dt;
-    let (first_pass, last_pass) = (step.is_first(), step.pass + 1 >= step.passes);
+    let place = PassPlace {
+        first: step.is_first(),
+        last: step.pass + 1 >= step.passes,
+    };
     // Also copy the new state into the slots, so that the next gather needs
     // to copy only the bodies written after this pass. This pass stays on one
     // thread: it is a few multiply-adds per body, and the copy saves the
@@ -378,51 +435,23 @@ pub(crate) fn integrate_positions(
         return;
     };
     let mut all_valid = !solver.pass_has_invalid;
-    let (pos, vel, valid) = (&mut solver.pos, &mut solver.vel, &mut solver.valid);
-    let mut drift = |(mut body, index, mut history): DriftItem| {
-        // Where the body starts the fixed step (after any teleport).
-        let start = body.position;
-        let mut ok = true;
-        if body.is_dynamic() {
-            // A non-finite velocity makes this non-finite too (0·∞ is NaN).
-            let position = start + h * body.velocity;
-            if position.is_finite() {
-                body.position = position;
-            } else {
-                ok = false;
-            }
-        }
-        match (first_pass, last_pass) {
-            (true, true) => {
-                *history = PositionHistory {
-                    previous: start,
-                    current: body.position,
-                }
-            }
-            (true, false) => history.previous = start,
-            (false, true) => history.current = body.position,
-            (false, false) => {}
-        }
-        let i = index.slot as usize;
-        if i < pos.len() {
-            pos[i] = body.position;
-            vel[i] = body.velocity;
-            if !ok {
-                valid[i] = false;
-            }
-        }
-        all_valid &= ok;
-    };
+    let slots = (
+        &mut solver.pos[..],
+        &mut solver.vel[..],
+        &mut solver.valid[..],
+    );
     if group.iterate_all {
+        let (pos, vel, valid) = slots;
         bodies.iter_mut().for_each(|item| {
             if item.1.group == this {
-                drift(item);
+                all_valid &= drift(h, place, item, (&mut *pos, &mut *vel, &mut *valid));
             }
         });
     } else {
+        let (pos, vel, valid) = slots;
         let mut items = bodies.iter_many_mut(&group.entities);
         while let Some(item) = items.fetch_next() {
-            drift(item);
+            all_valid &= drift(h, place, item, (&mut *pos, &mut *vel, &mut *valid));
         }
     }
     if all_valid {
