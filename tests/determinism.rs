@@ -14,9 +14,13 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_euler_physics::prelude::*;
 
 /// Ropes of springs with a sideways nudge, some damping, a constant force
-/// and per-pass user forces: every stage of the step does work.
-fn scene(app: &mut App, ropes: usize, links: usize) {
+/// and per-pass user forces: every stage of the step does work. Ropes differ
+/// in substeps (global 2, `Substeps(3)`, automatic); every fourth is put to
+/// sleep during the run and one of those woken again. Returns each rope's
+/// first body.
+fn scene(app: &mut App, ropes: usize, links: usize) -> Vec<Entity> {
     let world = app.world_mut();
+    let mut firsts = Vec::new();
     for r in 0..ropes {
         let x = r as f32 * 0.5;
         let mut prev = world.spawn(Body::fixed(Vec3::new(x, 0.0, 0.0))).id();
@@ -33,11 +37,24 @@ fn scene(app: &mut App, ropes: usize, links: usize) {
             if s == links {
                 e.insert(ConstantForce(Vec3::new(1.0, 0.0, 0.5)));
             }
+            match (r % 4, s) {
+                (1, 1) => {
+                    e.insert(Substeps(3));
+                }
+                (2, 1) => {
+                    e.insert(AutoSubsteps);
+                }
+                _ => {}
+            }
             let e = e.id();
+            if s == 1 {
+                firsts.push(e);
+            }
             world.spawn(Spring::new(prev, e, 0.1, 1000.0).with_damping(1.0));
             prev = e;
         }
     }
+    firsts
 }
 
 fn swirl(mut bodies: Query<(&Body, &mut AccumulatedForce)>) {
@@ -79,10 +96,22 @@ fn run(parallel_threshold: usize) -> u64 {
             PhysicsSubstep,
             swirl.in_set(PhysicsSystems::AccumulateForces),
         );
-    scene(&mut app, 20, 60);
-    for _ in 0..150 {
+    let firsts = scene(&mut app, 20, 60);
+    for frame in 0..150 {
+        if frame == 40 {
+            for &e in firsts.iter().skip(3).step_by(4) {
+                app.world_mut().commands().entity(e).sleep_island();
+            }
+        }
+        if frame == 100 {
+            app.world_mut().get_mut::<Body>(firsts[3]).unwrap().velocity = Vec3::X;
+        }
         app.update();
     }
+    let world = app.world_mut();
+    let asleep = world.query::<&Sleeping>().iter(world).count();
+    // Ropes 7, 11, 15, 19 asleep (rope 3 was woken): 4 × 60 bodies.
+    assert_eq!(asleep, 4 * 60);
     let h = hash_state(&mut app);
     // Nothing blew up, or the comparison would be vacuous.
     let world = app.world_mut();
