@@ -60,7 +60,10 @@ pub struct ConstantForce(pub Vec3);
 /// The force, in newtons, that systems in
 /// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems::AccumulateForces)
 /// add to a body during the current pass. The velocity integration consumes
-/// it and sets it back to zero, so add to it in every pass.
+/// it and sets it back to zero, so add to it in every pass. Add to the
+/// bodies of the current pass only — through
+/// [`SubstepBodies`](crate::SubstepBodies) — or islands with other substep
+/// counts collect it more than once.
 ///
 /// Every awake [`Body`](crate::Body) has one; a [`Sleeping`](crate::Sleeping)
 /// body has none, so systems that push every body skip sleeping ones.
@@ -73,8 +76,8 @@ pub struct ConstantForce(pub Vec3);
 /// use bevy_euler_physics::prelude::*;
 ///
 /// // Pull every body towards the origin with 3 N per metre.
-/// fn pull_to_origin(mut bodies: Query<(&Body, &mut AccumulatedForce)>) {
-///     for (body, mut force) in &mut bodies {
+/// fn pull_to_origin(mut bodies: SubstepBodies<(&Body, &mut AccumulatedForce)>) {
+///     for (body, mut force) in bodies.iter_mut() {
 ///         force.0 -= 3.0 * body.position;
 ///     }
 /// }

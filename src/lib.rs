@@ -24,14 +24,18 @@
 //!
 //! [`EulerPhysicsPlugin`] adds to [`FixedUpdate`] the sets
 //! [`PhysicsSystems::Prepare`] → [`PhysicsSystems::Step`] →
-//! [`PhysicsSystems::Finish`]. `Step` checks and indexes the scene, runs the
-//! [`PhysicsSubstep`] schedule once per pass ([`PhysicsSettings::substeps`]),
-//! then reports what went wrong; each pass runs
+//! [`PhysicsSystems::Finish`]. `Step` checks and indexes the scene (finding
+//! its [islands](island), which wake or sleep), runs the [`PhysicsSubstep`]
+//! schedule once per pass of each group of islands with the same substep
+//! count ([`Substeps`], [`AutoSubsteps`], [`PhysicsSettings::substeps`]),
+//! then reports what went wrong and puts resting islands to sleep; each pass
+//! runs
 //! `AccumulateForces` → `IntegrateVelocities` → `SolveConstraints` →
 //! `IntegratePositions`: semi-implicit Euler, velocity first, then position
-//! with the new velocity. See [`body`] for the maths, [`PhysicsSystems`] for
-//! where your own forces and constraints go, and [`interpolation`] for how
-//! bodies are drawn between steps.
+//! with the new velocity. See [`body`] for the maths, [`PhysicsSystems`] and
+//! [`SubstepBodies`] for where your own forces and constraints go,
+//! [`island`] for substeps, stability and sleeping, and [`interpolation`]
+//! for how bodies are drawn between steps.
 //!
 //! [`Body`] is the state. Its position is the truth and
 //! [`Transform::translation`](bevy::transform::components::Transform::translation) is what is drawn: write bodies, read

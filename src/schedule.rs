@@ -48,12 +48,14 @@ use crate::solver::SolverState;
 /// use bevy::prelude::*;
 /// use bevy_euler_physics::prelude::*;
 ///
-/// fn floor(step: Res<PhysicsStep>, mut bodies: Query<&mut Body>) {
-///     for mut body in &mut bodies {
+/// // `SubstepBodies` yields the bodies this pass moves, with its step size.
+/// fn floor(mut bodies: SubstepBodies<&mut Body>) {
+///     let dt = bodies.dt();
+///     for mut body in bodies.iter_mut() {
 ///         // The position this pass will reach with the current velocity.
-///         let next_y = body.position.y + step.dt * body.velocity.y;
-///         if body.inv_mass > 0.0 && next_y < 0.0 {
-///             body.velocity.y = -body.position.y / step.dt;
+///         let next_y = body.position.y + dt * body.velocity.y;
+///         if next_y < 0.0 {
+///             body.velocity.y = -body.position.y / dt;
 ///         }
 ///     }
 /// }
@@ -97,9 +99,11 @@ pub enum PhysicsSystems {
 /// use bevy::prelude::*;
 /// use bevy_euler_physics::prelude::*;
 ///
-/// // A wind that pushes every body along +x.
-/// fn wind(mut forces: Query<&mut AccumulatedForce>) {
-///     for mut force in &mut forces {
+/// // A wind that pushes every body along +x. Islands with different
+/// // substep counts run in separate passes: `SubstepBodies` yields the
+/// // bodies of the current one.
+/// fn wind(mut forces: SubstepBodies<&mut AccumulatedForce>) {
+///     for mut force in forces.iter_mut() {
 ///         force.0.x += 2.0;
 ///     }
 /// }
@@ -209,8 +213,9 @@ impl Default for PhysicsSettings {
 /// The pass now running: its step size and its place in the fixed step.
 ///
 /// Read it from systems in [`PhysicsSubstep`] so that a force or a constraint
-/// does the right thing under substeps. Outside the step it holds the last
-/// pass.
+/// does the right thing under substeps (or use
+/// [`SubstepBodies`](crate::SubstepBodies), which holds it and yields the
+/// bodies of the pass). Outside the step it holds the last pass.
 ///
 /// # Example
 ///
@@ -219,9 +224,9 @@ impl Default for PhysicsSettings {
 /// use bevy_euler_physics::prelude::*;
 ///
 /// // Cap every body's speed at 10 m/s, as an impulse in the constraint hook.
-/// fn speed_limit(step: Res<PhysicsStep>, mut bodies: Query<&mut Body>) {
+/// fn speed_limit(step: Res<PhysicsStep>, mut bodies: SubstepBodies<&mut Body>) {
 ///     debug_assert!(step.dt > 0.0);
-///     for mut body in &mut bodies {
+///     for mut body in bodies.iter_mut() {
 ///         body.velocity = body.velocity.clamp_length_max(10.0);
 ///     }
 /// }

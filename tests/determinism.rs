@@ -57,8 +57,8 @@ fn scene(app: &mut App, ropes: usize, links: usize) -> Vec<Entity> {
     firsts
 }
 
-fn swirl(mut bodies: Query<(&Body, &mut AccumulatedForce)>) {
-    for (body, mut force) in &mut bodies {
+fn swirl(mut bodies: SubstepBodies<(&Body, &mut AccumulatedForce)>) {
+    for (body, mut force) in bodies.iter_mut() {
         force.0 += Vec3::new(-body.position.y, body.position.x, 0.0) * 0.1;
     }
 }
