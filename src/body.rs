@@ -27,7 +27,7 @@ use bevy::prelude::*;
 
 use crate::forces::{AccumulatedForce, ConstantForce, Gravity};
 use crate::interpolation::{PositionHistory, TransformSyncDisabled};
-use crate::island::{Island, WakeCause, WakeTarget};
+use crate::islands::{Island, WakeCause, WakeTarget};
 use crate::schedule::{PhysicsSettings, PhysicsStep};
 use crate::solver::{BodyIndex, SolverState, Stepped, for_each_maybe_par};
 use bevy::ecs::query::QueryItem;

@@ -14,7 +14,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use crate::body::{Body, Damping, mark_solver_dirty};
-use crate::island::SleepSettings;
+use crate::islands::SleepSettings;
 use crate::schedule::{PhysicsSettings, PhysicsStep};
 use crate::solver::SolverState;
 use crate::spring::Spring;

@@ -2,7 +2,7 @@
 
 use bevy::prelude::*;
 
-use crate::island::wake_on_force;
+use crate::islands::wake_on_force;
 
 /// The gravitational acceleration applied to every dynamic body, in m/s².
 ///

@@ -12,7 +12,7 @@
 
 use bevy::prelude::*;
 
-use crate::island::Sleeping;
+use crate::islands::Sleeping;
 use crate::solver::AnchorAsleep;
 
 /// The bodies the plugin draws: awake, and not drawn by the user.

@@ -25,7 +25,7 @@
 //! [`EulerPhysicsPlugin`] adds to [`FixedUpdate`] the sets
 //! [`PhysicsSystems::Prepare`] → [`PhysicsSystems::Step`] →
 //! [`PhysicsSystems::Finish`]. `Step` checks and indexes the scene (finding
-//! its [islands](island), which wake or sleep), runs the [`PhysicsSubstep`]
+//! its [islands], which wake or sleep), runs the [`PhysicsSubstep`]
 //! schedule once per pass of each group of islands with the same substep
 //! count ([`Substeps`], [`AutoSubsteps`], [`PhysicsSettings::substeps`]),
 //! then reports what went wrong and puts resting islands to sleep; each pass
@@ -34,7 +34,7 @@
 //! `IntegratePositions`: semi-implicit Euler, velocity first, then position
 //! with the new velocity. See [`body`] for the maths, [`PhysicsSystems`] and
 //! [`SubstepBodies`] for where your own forces and constraints go,
-//! [`island`] for substeps, stability and sleeping, and [`interpolation`]
+//! [`islands`] for substeps, stability and sleeping, and [`interpolation`]
 //! for how bodies are drawn between steps.
 //!
 //! [`Body`] is the state. Its position is the truth and
@@ -57,7 +57,7 @@ pub mod diagnostics;
 pub mod forces;
 pub mod integrators;
 pub mod interpolation;
-pub mod island;
+pub mod islands;
 mod schedule;
 mod solver;
 pub mod spring;
@@ -67,7 +67,7 @@ pub use body::{Body, Damping};
 pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
 pub use forces::{AccumulatedForce, ConstantForce, Gravity};
 pub use interpolation::{PositionHistory, TransformSyncDisabled};
-pub use island::{
+pub use islands::{
     AutoSubsteps, Island, IslandCommands, IslandSlept, IslandWoke, SleepSettings, SleepThreshold,
     Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
 };

@@ -39,7 +39,7 @@ use crate::body::Body;
 use crate::diagnostics::{PhysicsError, PhysicsIssue, Reporter, validate_spring};
 use crate::forces::{AccumulatedForce, ConstantForce, Gravity};
 use crate::interpolation::{PositionHistory, TransformSyncDisabled};
-use crate::island::{
+use crate::islands::{
     AutoSubsteps, Island, IslandSlept, IslandWoke, SleepSettings, SleepThreshold, Sleeping,
     SleepingDisabled, Substeps, WakeCause, WakeTarget, sanitize,
 };

@@ -18,7 +18,7 @@ use bevy::tasks::ComputeTaskPool;
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 
-use crate::island::{WakeCause, WakeTarget};
+use crate::islands::{WakeCause, WakeTarget};
 use crate::schedule::{PhysicsSettings, PhysicsStep};
 use crate::solver::SolverState;
 
