@@ -14,6 +14,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use crate::body::{Body, Damping, mark_solver_dirty};
+use crate::constraints::DistanceConstraint;
 use crate::islands::SleepSettings;
 use crate::schedule::{PhysicsSettings, PhysicsStep};
 use crate::solver::SolverState;
@@ -50,19 +51,30 @@ pub enum PhysicsIssue {
         /// The offending damping.
         damping: f32,
     },
-    /// A spring end names an entity that does not exist (never did, or was
-    /// despawned).
+    /// A spring or constraint end names an entity that does not exist (never
+    /// did, or was despawned).
     MissingEndpoint {
         /// The missing end.
         endpoint: Entity,
     },
-    /// A spring end names an entity without a [`Body`].
+    /// A spring or constraint end names an entity without a [`Body`].
     EndpointWithoutBody {
         /// The end without a body.
         endpoint: Entity,
     },
-    /// A spring joins a body to itself.
+    /// A spring or constraint joins a body to itself.
     SelfSpring,
+    /// A distance constraint's length is negative or not finite.
+    InvalidLength {
+        /// The offending length.
+        length: f32,
+    },
+    /// A body's [`Radius`](crate::Radius) is negative or not finite; the
+    /// body has no contacts until it is fixed.
+    InvalidRadius {
+        /// The offending radius.
+        radius: f32,
+    },
     /// A spring's stiffness is negative or not finite.
     InvalidStiffness {
         /// The offending stiffness.
@@ -134,13 +146,21 @@ impl fmt::Display for PhysicsIssue {
             Self::MissingEndpoint { endpoint } => {
                 write!(
                     f,
-                    "spring end {endpoint} does not exist (never spawned, or despawned)"
+                    "end {endpoint} does not exist (never spawned, or despawned)"
                 )
             }
             Self::EndpointWithoutBody { endpoint } => {
-                write!(f, "spring end {endpoint} has no Body component")
+                write!(f, "end {endpoint} has no Body component")
             }
-            Self::SelfSpring => write!(f, "spring joins a body to itself"),
+            Self::SelfSpring => write!(f, "joins a body to itself"),
+            Self::InvalidLength { length } => write!(
+                f,
+                "distance constraint length is {length}; it must be finite and not negative"
+            ),
+            Self::InvalidRadius { radius } => write!(
+                f,
+                "body has Radius({radius}); it must be finite and not negative, so the body has no contacts"
+            ),
             Self::InvalidStiffness { stiffness } => write!(
                 f,
                 "spring stiffness is {stiffness}; it must be finite and not negative"
@@ -272,10 +292,11 @@ pub(crate) fn validate_body(
     }
 }
 
-/// Checks a spring: its ends exist, have a [`Body`] (valid or not) and
-/// differ, and its parameters are finite and not negative.
-pub(crate) fn validate_spring(
-    spring: &Spring,
+/// Checks the two ends of a join: they exist, have a [`Body`] (valid or
+/// not) and differ.
+pub(crate) fn validate_ends(
+    a: Entity,
+    b: Entity,
     bodies: &Query<(), With<Body>>,
     entities: &Entities,
 ) -> Result<(), PhysicsIssue> {
@@ -288,12 +309,22 @@ pub(crate) fn validate_spring(
             Err(PhysicsIssue::MissingEndpoint { endpoint: e })
         }
     };
-    let valid = |x: f32| x >= 0.0 && x.is_finite();
-    if spring.a == spring.b {
+    if a == b {
         return Err(PhysicsIssue::SelfSpring);
     }
-    endpoint(spring.a)?;
-    endpoint(spring.b)?;
+    endpoint(a)?;
+    endpoint(b)
+}
+
+/// Checks a spring: its ends (see [`validate_ends`]), and its parameters are
+/// finite and not negative.
+pub(crate) fn validate_spring(
+    spring: &Spring,
+    bodies: &Query<(), With<Body>>,
+    entities: &Entities,
+) -> Result<(), PhysicsIssue> {
+    let valid = |x: f32| x >= 0.0 && x.is_finite();
+    validate_ends(spring.a, spring.b, bodies, entities)?;
     if !valid(spring.stiffness) {
         return Err(PhysicsIssue::InvalidStiffness {
             stiffness: spring.stiffness,
@@ -323,6 +354,7 @@ pub(crate) fn readmit_fixed(
     step: Res<PhysicsStep>,
     bodies: Query<(Entity, &Body, Option<&Damping>, &PhysicsError)>,
     springs: Query<(Entity, &Spring, &PhysicsError)>,
+    rods: Query<(Entity, &DistanceConstraint, &PhysicsError)>,
     has_body: Query<(), With<Body>>,
     entities: &Entities,
 ) {
@@ -341,6 +373,17 @@ pub(crate) fn readmit_fixed(
     for (entity, spring, _) in &springs {
         if validate_spring(spring, &has_body, entities).is_ok() {
             info!("bevy_euler_physics: {entity}: spring is valid again and rejoins the simulation");
+            commands.entity(entity).remove::<PhysicsError>();
+        }
+    }
+    for (entity, rod, _) in &rods {
+        if validate_ends(rod.a, rod.b, &has_body, entities).is_ok()
+            && rod.length >= 0.0
+            && rod.length.is_finite()
+        {
+            info!(
+                "bevy_euler_physics: {entity}: distance constraint is valid again and rejoins the simulation"
+            );
             commands.entity(entity).remove::<PhysicsError>();
         }
     }

@@ -348,6 +348,10 @@ pub enum WakeCause {
     ForceChanged(Entity),
     /// This spring was added, changed or removed.
     SpringChanged(Entity),
+    /// This constraint was added, changed or removed: a
+    /// [`DistanceConstraint`](crate::DistanceConstraint), a body's
+    /// [`Radius`](crate::Radius) or a [`GroundPlane`](crate::GroundPlane).
+    ConstraintChanged(Entity),
     /// This fixed body, which the island hangs from, moved.
     FixedBodyMoved(Entity),
     /// [`Gravity`](crate::Gravity) changed.

@@ -53,6 +53,7 @@
 //! value independently and sums forces in a fixed order.
 
 pub mod body;
+pub mod constraints;
 pub mod diagnostics;
 pub mod forces;
 pub mod integrators;
@@ -64,6 +65,7 @@ pub mod spring;
 mod stability;
 
 pub use body::{Body, Damping};
+pub use constraints::{ConstraintSettings, DistanceConstraint, GroundPlane, Radius};
 pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
 pub use forces::{AccumulatedForce, ConstantForce, Gravity};
 pub use interpolation::{PositionHistory, TransformSyncDisabled};
@@ -78,11 +80,12 @@ pub use stability::SpringStability;
 /// Everything a game needs: `use bevy_euler_physics::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AccumulatedForce, AutoSubsteps, Body, ConstantForce, Damping, EulerPhysicsPlugin, Gravity,
-        Island, IslandCommands, IslandSlept, IslandWoke, PhysicsError, PhysicsIssue,
-        PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning,
-        PositionHistory, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring,
-        SubstepBodies, Substeps, TransformSyncDisabled, WakeCause,
+        AccumulatedForce, AutoSubsteps, Body, ConstantForce, ConstraintSettings, Damping,
+        DistanceConstraint, EulerPhysicsPlugin, Gravity, GroundPlane, Island, IslandCommands,
+        IslandSlept, IslandWoke, PhysicsError, PhysicsIssue, PhysicsSettings, PhysicsStep,
+        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius, SleepSettings,
+        SleepThreshold, Sleeping, SleepingDisabled, Spring, SubstepBodies, Substeps,
+        TransformSyncDisabled, WakeCause,
     };
 }
 
@@ -121,6 +124,7 @@ impl Plugin for EulerPhysicsPlugin {
             .init_resource::<PhysicsStep>()
             .init_resource::<SolverState>()
             .init_resource::<SleepSettings>()
+            .init_resource::<ConstraintSettings>()
             .add_message::<PhysicsWarning>()
             .add_message::<IslandWoke>()
             .add_message::<IslandSlept>()
@@ -146,7 +150,11 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<SleepSettings>()
             .register_type::<WakeCause>()
             .register_type::<IslandWoke>()
-            .register_type::<IslandSlept>();
+            .register_type::<IslandSlept>()
+            .register_type::<DistanceConstraint>()
+            .register_type::<Radius>()
+            .register_type::<GroundPlane>()
+            .register_type::<ConstraintSettings>();
 
         // Chains of small systems: a single-threaded executor runs them
         // inline, where a multi-threaded one would wake threads for each.
@@ -192,6 +200,7 @@ impl Plugin for EulerPhysicsPlugin {
                 (
                     spring::spring_forces.in_set(AccumulateForces),
                     body::integrate_velocities.in_set(IntegrateVelocities),
+                    constraints::solve_constraints.in_set(SolveConstraints),
                     body::integrate_positions.in_set(IntegratePositions),
                 ),
             )

@@ -36,7 +36,8 @@ use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 
 use crate::body::Body;
-use crate::diagnostics::{PhysicsError, PhysicsIssue, Reporter, validate_spring};
+use crate::constraints::{DistanceConstraint, GroundPlane, Radius, RodRow, RoundRow};
+use crate::diagnostics::{PhysicsError, PhysicsIssue, Reporter, validate_ends, validate_spring};
 use crate::forces::{AccumulatedForce, ConstantForce, Gravity};
 use crate::interpolation::{PositionHistory, TransformSyncDisabled};
 use crate::islands::{
@@ -102,6 +103,10 @@ pub(crate) struct Group {
     pub slots: Range<usize>,
     /// Its springs' rows.
     pub rows: Range<usize>,
+    /// Its rods and round bodies, and the bodies they touch (entity, slot).
+    pub rods: Range<usize>,
+    pub rounds: Range<usize>,
+    pub constrained: Vec<(Entity, u32)>,
     /// Whether the passes visit every body and skip the others' (a large
     /// group), rather than look up each of its bodies.
     pub iterate_all: bool,
@@ -139,7 +144,7 @@ pub(crate) struct SolverState {
     /// Per slot: whether the state was valid.
     pub valid: Vec<bool>,
     /// Per slot: the inverse mass at the rebuild.
-    inv_mass: Vec<f32>,
+    pub inv_mass: Vec<f32>,
     /// Per slot: the squared speed below which the body rests.
     sleep_speed2: Vec<f32>,
     /// Whether any slot was invalid in this step.
@@ -149,6 +154,9 @@ pub(crate) struct SolverState {
     pub spring_force: Vec<Vec3>,
     /// Per slot: the sum of its springs' forces this pass.
     pub force: Vec<Vec3>,
+    /// Rods and round bodies of awake islands, by group.
+    pub rods: Vec<RodRow>,
+    pub rounds: Vec<RoundRow>,
     /// The slots of fixed bodies.
     fixed_slots: Range<usize>,
     pub groups: Vec<Group>,
@@ -270,6 +278,7 @@ pub(crate) fn detect_wakes(
     forced: Query<(Entity, Ref<ConstantForce>, &Sleeping), Changed<ConstantForce>>,
     anchors: Query<(Entity, Ref<Body>, &AnchorAsleep), Changed<Body>>,
     changed_springs: Query<(Entity, &Spring), Changed<Spring>>,
+    changed: ChangedConstraints,
     ticks: SystemChangeTick,
 ) {
     let any_sleeping = solver.any_sleeping;
@@ -280,6 +289,21 @@ pub(crate) fn detect_wakes(
                 solver.request_wake(WakeTarget::Body(end), WakeCause::SpringChanged(entity));
             }
         }
+    }
+    for (entity, rod) in &changed.rods {
+        solver.dirty = true;
+        for end in [rod.a, rod.b] {
+            solver.request_wake(WakeTarget::Body(end), WakeCause::ConstraintChanged(entity));
+        }
+    }
+    for entity in &changed.radii {
+        solver.request_wake(
+            WakeTarget::Body(entity),
+            WakeCause::ConstraintChanged(entity),
+        );
+    }
+    if let Some(entity) = changed.planes.iter().next() {
+        solver.request_wake(WakeTarget::All, WakeCause::ConstraintChanged(entity));
     }
     if !any_sleeping {
         return;
@@ -308,6 +332,14 @@ pub(crate) fn detect_wakes(
     }
 }
 
+/// Rods, radii and planes changed in place.
+#[derive(bevy::ecs::system::SystemParam)]
+pub(crate) struct ChangedConstraints<'w, 's> {
+    rods: Query<'w, 's, (Entity, &'static DistanceConstraint), Changed<DistanceConstraint>>,
+    radii: Query<'w, 's, Entity, Changed<Radius>>,
+    planes: Query<'w, 's, Entity, Changed<GroundPlane>>,
+}
+
 /// A body as the rebuild sees it.
 struct Node {
     entity: Entity,
@@ -322,6 +354,8 @@ struct Node {
     auto: bool,
     no_sleep: bool,
     sleep_speed2: f32,
+    /// A valid radius, for contacts.
+    radius: Option<f32>,
     old_island: u32,
     /// Σ k·(1 + [other end dynamic]) over its springs (the Gershgorin row
     /// sum of the stiffness matrix, before the inverse mass); same for c.
@@ -382,6 +416,9 @@ impl UnionFind {
     }
 }
 
+/// The valid joins of one kind (springs or rods).
+type Joins<'w, 's, T> = Query<'w, 's, (Entity, &'static T), Without<PhysicsError>>;
+
 /// A body whose per-body island settings changed in place.
 type ChangedSettingsFilter = Or<(Changed<Substeps>, Changed<SleepThreshold>)>;
 
@@ -396,6 +433,7 @@ type BuildData = (
     Has<SleepingDisabled>,
     Option<&'static SleepThreshold>,
     Has<AnchorAsleep>,
+    Option<&'static Radius>,
 );
 
 /// Start of the fixed step: when bodies, springs, substep counts, sleep
@@ -407,7 +445,7 @@ type BuildData = (
 pub(crate) fn rebuild(
     mut solver: ResMut<SolverState>,
     mut bodies: Query<BuildData, Without<PhysicsError>>,
-    springs: Query<(Entity, &Spring), Without<PhysicsError>>,
+    (springs, rods): (Joins<Spring>, Joins<DistanceConstraint>),
     changed_bodies: Query<(), ChangedSettingsFilter>,
     has_body: Query<(), With<Body>>,
     entities: &Entities,
@@ -437,8 +475,19 @@ pub(crate) fn rebuild(
     let default_speed = sleep.threshold();
     let mut nodes = Vec::new();
     let mut node_of = EntityHashMap::<u32>::default();
-    for (entity, body, _, island, sleeping, substeps, auto, no_sleep, threshold, anchor_asleep) in
-        &bodies
+    for (
+        entity,
+        body,
+        _,
+        island,
+        sleeping,
+        substeps,
+        auto,
+        no_sleep,
+        threshold,
+        anchor_asleep,
+        radius,
+    ) in &bodies
     {
         let mut report = |issue| {
             if solver.settings_reported.insert(entity) {
@@ -458,6 +507,14 @@ pub(crate) fn rebuild(
             }
             sanitize(t)
         });
+        let radius = radius.and_then(|&Radius(r)| {
+            if r >= 0.0 && r.is_finite() {
+                Some(r)
+            } else {
+                report(PhysicsIssue::InvalidRadius { radius: r });
+                None
+            }
+        });
         node_of.insert(entity, nodes.len() as u32);
         nodes.push(Node {
             entity,
@@ -470,6 +527,7 @@ pub(crate) fn rebuild(
             auto,
             no_sleep,
             sleep_speed2: speed * speed,
+            radius,
             old_island: island.id,
             k_sum: 0.0,
             c_sum: 0.0,
@@ -540,6 +598,40 @@ pub(crate) fn rebuild(
                 c: spring.damping,
             },
         });
+    }
+
+    // Rods: check each, join islands.
+    let mut rod_links = Vec::new();
+    for (entity, rod) in &rods {
+        if !anchor_wakes.is_empty() {
+            for (end, other) in [(rod.a, rod.b), (rod.b, rod.a)] {
+                if let Some(&cause) = anchor_wakes.get(&end) {
+                    solver.wake_requests.push((WakeTarget::Body(other), cause));
+                }
+            }
+        }
+        let checked = validate_ends(rod.a, rod.b, &has_body, entities).and_then(|()| {
+            if rod.length >= 0.0 && rod.length.is_finite() {
+                Ok(())
+            } else {
+                Err(PhysicsIssue::InvalidLength { length: rod.length })
+            }
+        });
+        if let Err(issue) = checked {
+            reporter.reject(entity, issue);
+            continue;
+        }
+        let (Some(&a), Some(&b)) = (node_of.get(&rod.a), node_of.get(&rod.b)) else {
+            continue;
+        };
+        let (da, db) = (nodes[a as usize].dynamic, nodes[b as usize].dynamic);
+        if !da && !db {
+            continue;
+        }
+        if da && db {
+            union.union(a, b);
+        }
+        rod_links.push((a, b, rod.length));
     }
 
     // Islands, numbered in the order of their first body.
@@ -793,9 +885,14 @@ pub(crate) fn rebuild(
     // passes (moving it wakes them, which brings it back).
     let mut holds_awake = vec![false; n];
     let mut has_spring = vec![false; n];
-    for link in &links {
-        let awake = !islands[island_of_link(link) as usize].sleeping;
-        for end in [link.a as usize, link.b as usize] {
+    let ends = links
+        .iter()
+        .map(|link| (link.a, link.b))
+        .chain(rod_links.iter().map(|&(a, b, _)| (a, b)));
+    for (a, b) in ends {
+        let dynamic_end = if nodes[a as usize].dynamic { a } else { b };
+        let awake = !islands[island_of[dynamic_end as usize] as usize].sleeping;
+        for end in [a as usize, b as usize] {
             has_spring[end] = true;
             holds_awake[end] |= awake;
         }
@@ -849,6 +946,64 @@ pub(crate) fn rebuild(
     }
     solver.spring_force.clear();
     solver.spring_force.resize(solver.springs.len(), Vec3::ZERO);
+
+    // Rods and round bodies of awake islands, by group, and the bodies they
+    // touch.
+    let mut rods_by_group = vec![Vec::new(); groups.len()];
+    for &(a, b, length) in &rod_links {
+        let dynamic_end = if nodes[a as usize].dynamic { a } else { b };
+        let g = group_of[dynamic_end as usize];
+        if g != u32::MAX && !islands[island_of[dynamic_end as usize] as usize].sleeping {
+            rods_by_group[g as usize].push(RodRow {
+                a: slot_of[a as usize],
+                b: slot_of[b as usize],
+                length,
+            });
+        }
+    }
+    let mut rounds_by_group = vec![Vec::new(); groups.len()];
+    for (i, node) in nodes.iter().enumerate() {
+        if let Some(radius) = node.radius
+            && node.dynamic
+            && group_of[i] != u32::MAX
+        {
+            rounds_by_group[group_of[i] as usize].push(RoundRow {
+                slot: slot_of[i],
+                radius,
+            });
+        }
+    }
+    let mut entity_of_slot = vec![Entity::PLACEHOLDER; next];
+    for (i, node) in nodes.iter().enumerate() {
+        if slot_of[i] != u32::MAX {
+            entity_of_slot[slot_of[i] as usize] = node.entity;
+        }
+    }
+    solver.rods.clear();
+    solver.rounds.clear();
+    let mut touched = vec![false; next];
+    for ((group, rods), rounds) in groups.iter_mut().zip(rods_by_group).zip(rounds_by_group) {
+        let mut mark = |slot: u32| {
+            if !core::mem::replace(&mut touched[slot as usize], true) {
+                group
+                    .constrained
+                    .push((entity_of_slot[slot as usize], slot));
+            }
+        };
+        for rod in &rods {
+            mark(rod.a);
+            mark(rod.b);
+        }
+        for round in &rounds {
+            mark(round.slot);
+        }
+        let start = solver.rods.len();
+        solver.rods.extend(rods);
+        group.rods = start..solver.rods.len();
+        let start = solver.rounds.len();
+        solver.rounds.extend(rounds);
+        group.rounds = start..solver.rounds.len();
+    }
 
     // Write each body's index and island; gather its state.
     solver.pos.clear();
