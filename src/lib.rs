@@ -60,6 +60,7 @@ pub mod integrators;
 pub mod interpolation;
 pub mod islands;
 mod schedule;
+pub mod snapshot;
 mod solver;
 pub mod spring;
 mod stability;
@@ -74,6 +75,7 @@ pub use islands::{
     Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
 };
 pub use schedule::{PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems};
+pub use snapshot::{BodyState, PhysicsSnapshot, RestoreReport, physics_checksum};
 pub use spring::Spring;
 pub use stability::SpringStability;
 
@@ -82,10 +84,10 @@ pub mod prelude {
     pub use crate::{
         AccumulatedForce, AutoSubsteps, Body, ConstantForce, ConstraintSettings, Damping,
         DistanceConstraint, EulerPhysicsPlugin, Gravity, GroundPlane, Island, IslandCommands,
-        IslandSlept, IslandWoke, PhysicsError, PhysicsIssue, PhysicsSettings, PhysicsStep,
-        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius, SleepSettings,
-        SleepThreshold, Sleeping, SleepingDisabled, Spring, SubstepBodies, Substeps,
-        TransformSyncDisabled, WakeCause,
+        IslandSlept, IslandWoke, PhysicsError, PhysicsIssue, PhysicsSettings, PhysicsSnapshot,
+        PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius,
+        SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring, SubstepBodies, Substeps,
+        TransformSyncDisabled, WakeCause, physics_checksum,
     };
 }
 

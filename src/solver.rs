@@ -167,6 +167,8 @@ pub(crate) struct SolverState {
     pub island_members: Vec<Entity>,
     any_sleeping: bool,
     wake_requests: Vec<(WakeTarget, WakeCause)>,
+    /// Resting times restored from a snapshot, for the next rebuild.
+    restored_rest_times: Option<EntityHashMap<f32>>,
     pub sleep_requests: Vec<Entity>,
     /// Springs already reported as unstable.
     unstable_reported: EntityHashSet,
@@ -193,6 +195,24 @@ impl SolverState {
     /// The pass count of each group, in the order they run.
     pub fn group_passes(&self) -> Vec<u32> {
         self.groups.iter().map(|g| g.passes).collect()
+    }
+
+    /// Each body's island's resting time (0 for sleeping islands).
+    pub fn rest_times(&self) -> EntityHashMap<f32> {
+        let mut times = EntityHashMap::default();
+        for island in &self.islands {
+            let time = if island.sleeping { 0.0 } else { island.timer };
+            for &entity in &self.island_members[island.members.clone()] {
+                times.insert(entity, time);
+            }
+        }
+        times
+    }
+
+    /// Resting times for the next rebuild to use instead of its own.
+    pub fn restore_rest_times(&mut self, times: EntityHashMap<f32>) {
+        self.restored_rest_times = Some(times);
+        self.dirty = true;
     }
 
     /// Asks the start of the next step to wake an island.
@@ -686,10 +706,13 @@ pub(crate) fn rebuild(
         {
             b.since = since;
         }
-        let old_timer = solver
-            .islands
-            .get(node.old_island as usize)
-            .map_or(0.0, |old| old.timer);
+        let old_timer = match &solver.restored_rest_times {
+            Some(times) => times.get(&node.entity).copied().unwrap_or(0.0),
+            None => solver
+                .islands
+                .get(node.old_island as usize)
+                .map_or(0.0, |old| old.timer),
+        };
         b.timer = b.timer.min(old_timer);
         b.stability.omega_squared = b.stability.omega_squared.max(node.k_sum * node.inv_mass);
         b.stability.gamma = b.stability.gamma.max(node.c_sum * node.inv_mass);
@@ -1066,6 +1089,7 @@ pub(crate) fn rebuild(
     solver.any_sleeping = islands.iter().any(|island| island.sleeping);
     solver.islands = islands;
     solver.island_members = island_members;
+    solver.restored_rest_times = None;
 }
 
 /// Start of the fixed step, after the rebuild: copies into its slot the

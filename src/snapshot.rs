@@ -1,0 +1,277 @@
+//! Saving and restoring the physics state, and a checksum of it: for
+//! replays, level resets and rollback.
+//!
+//! A [`PhysicsSnapshot`] holds, for every body, what the next step depends
+//! on besides your scene's components: its [`Body`], whether it sleeps, how
+//! long its island has been resting, its pending
+//! [`AccumulatedForce`], and its [`PositionHistory`] (so it is drawn where
+//! it was). Restoring it and stepping gives the same state, bit for bit, as
+//! stepping on from when it was saved. Islands, substep counts and the
+//! solver's index are worked out again from the components at the next
+//! step, so they need no saving.
+//!
+//! Springs, constraints, forces, damping and substep settings are your
+//! components: a replay that changes them saves and restores them itself
+//! (under GGRS, register them for rollback).
+//!
+//! # Example
+//!
+//! ```
+//! use bevy::prelude::*;
+//! use bevy_euler_physics::prelude::*;
+//!
+//! let mut app = App::new();
+//! app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
+//! let ball = app.world_mut().spawn(Body::new(1.0).with_velocity(Vec3::X)).id();
+//! let step = |app: &mut App| app.world_mut().run_schedule(FixedUpdate);
+//!
+//! step(&mut app);
+//! let saved = PhysicsSnapshot::save(app.world_mut());
+//! for _ in 0..10 {
+//!     step(&mut app);
+//! }
+//! let later = *app.world().get::<Body>(ball).unwrap();
+//!
+//! saved.restore(app.world_mut());
+//! for _ in 0..10 {
+//!     step(&mut app);
+//! }
+//! assert_eq!(*app.world().get::<Body>(ball).unwrap(), later);
+//! ```
+
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+
+use crate::body::Body;
+use crate::forces::AccumulatedForce;
+use crate::interpolation::PositionHistory;
+use crate::islands::Sleeping;
+use crate::solver::SolverState;
+
+/// One body's saved state.
+#[derive(Debug, Clone, Copy, PartialEq, Reflect)]
+#[reflect(Debug, PartialEq, Clone)]
+pub struct BodyState {
+    /// The body.
+    pub entity: Entity,
+    /// Its position, velocity and inverse mass.
+    pub body: Body,
+    /// Whether it was asleep.
+    pub sleeping: bool,
+    /// How long its island had been resting, in seconds.
+    pub rest_time: f32,
+    /// Force added for the next pass and not yet consumed.
+    pub accumulated: Vec3,
+    /// Where it was drawn from and to.
+    pub history: PositionHistory,
+}
+
+/// The physics state of every body; see the [module docs](self).
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use bevy_euler_physics::prelude::*;
+/// let mut world = World::new();
+/// world.init_resource::<bevy_euler_physics::PhysicsSettings>();
+/// let snapshot = PhysicsSnapshot::save(&mut world);
+/// assert!(snapshot.bodies().is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Reflect)]
+#[reflect(Debug, PartialEq, Clone, Default)]
+pub struct PhysicsSnapshot {
+    bodies: Vec<BodyState>,
+}
+
+/// What [`PhysicsSnapshot::restore`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RestoreReport {
+    /// Bodies written back.
+    pub restored: usize,
+    /// Saved bodies that no longer exist (or lost their `Body`); skipped.
+    pub missing: usize,
+}
+
+impl PhysicsSnapshot {
+    /// Saves every body's state, in entity order.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let mut app = App::new();
+    /// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
+    /// app.world_mut().spawn(Body::new(1.0));
+    /// assert_eq!(PhysicsSnapshot::save(app.world_mut()).bodies().len(), 1);
+    /// ```
+    pub fn save(world: &mut World) -> Self {
+        let timers: EntityHashMap<f32> = world
+            .get_resource::<SolverState>()
+            .map(|solver| solver.rest_times())
+            .unwrap_or_default();
+        let mut query = world.query::<(
+            Entity,
+            &Body,
+            Has<Sleeping>,
+            Option<&AccumulatedForce>,
+            Option<&PositionHistory>,
+        )>();
+        let mut bodies: Vec<BodyState> = query
+            .iter(world)
+            .map(|(entity, body, sleeping, accumulated, history)| BodyState {
+                entity,
+                body: *body,
+                sleeping,
+                rest_time: timers.get(&entity).copied().unwrap_or(0.0),
+                accumulated: accumulated.map_or(Vec3::ZERO, |f| f.0),
+                history: history
+                    .copied()
+                    .unwrap_or_else(|| PositionHistory::at(body.position)),
+            })
+            .collect();
+        bodies.sort_by_key(|state| state.entity);
+        Self { bodies }
+    }
+
+    /// The saved bodies, in entity order.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert!(PhysicsSnapshot::default().bodies().is_empty());
+    /// ```
+    pub fn bodies(&self) -> &[BodyState] {
+        &self.bodies
+    }
+
+    /// Writes the saved state back into the bodies that still exist; the
+    /// next fixed step continues from it exactly as the saved one did.
+    /// Bodies spawned since keep their state.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let mut app = App::new();
+    /// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
+    /// let e = app.world_mut().spawn(Body::new(1.0)).id();
+    /// let saved = PhysicsSnapshot::save(app.world_mut());
+    /// app.world_mut().get_mut::<Body>(e).unwrap().position = Vec3::X;
+    /// assert_eq!(saved.restore(app.world_mut()).restored, 1);
+    /// assert_eq!(app.world().get::<Body>(e).unwrap().position, Vec3::ZERO);
+    /// ```
+    pub fn restore(&self, world: &mut World) -> RestoreReport {
+        let mut report = RestoreReport::default();
+        let mut timers = EntityHashMap::<f32>::default();
+        for state in &self.bodies {
+            let Ok(mut entity) = world.get_entity_mut(state.entity) else {
+                report.missing += 1;
+                continue;
+            };
+            let Some(mut body) = entity.get_mut::<Body>() else {
+                report.missing += 1;
+                continue;
+            };
+            *body = state.body;
+            if let Some(mut history) = entity.get_mut::<PositionHistory>() {
+                *history = state.history;
+            }
+            if !state.history.current().is_nan()
+                && let Some(mut transform) = entity.get_mut::<Transform>()
+            {
+                transform.translation = state.history.current();
+            }
+            timers.insert(state.entity, state.rest_time);
+            report.restored += 1;
+        }
+        // Sleep states last, at a later tick than the writes above, so the
+        // writes do not count as touching a sleeping island.
+        world.increment_change_tick();
+        let since = world.change_tick();
+        for state in &self.bodies {
+            let Ok(mut entity) = world.get_entity_mut(state.entity) else {
+                continue;
+            };
+            if !entity.contains::<Body>() {
+                continue;
+            }
+            if state.sleeping {
+                entity.remove::<AccumulatedForce>();
+                entity.insert(Sleeping { since });
+            } else {
+                entity.remove::<Sleeping>();
+                entity.insert(AccumulatedForce(state.accumulated));
+            }
+        }
+        world.flush();
+        if let Some(mut solver) = world.get_resource_mut::<SolverState>() {
+            solver.restore_rest_times(timers);
+        }
+        report
+    }
+
+    /// A checksum of the saved state: FNV-1a over every body's entity,
+    /// position, velocity, inverse mass and sleep state, bit by bit, in
+    /// entity order. Equal states give equal checksums on every platform
+    /// and Rust version.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let mut app = App::new();
+    /// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
+    /// app.world_mut().spawn(Body::new(1.0));
+    /// let a = PhysicsSnapshot::save(app.world_mut()).checksum();
+    /// let b = PhysicsSnapshot::save(app.world_mut()).checksum();
+    /// assert_eq!(a, b);
+    /// ```
+    pub fn checksum(&self) -> u64 {
+        let mut hash = Fnv::default();
+        for state in &self.bodies {
+            hash.write(state.entity.to_bits());
+            let b = &state.body;
+            for x in b
+                .position
+                .to_array()
+                .into_iter()
+                .chain(b.velocity.to_array())
+            {
+                hash.write(u64::from(x.to_bits()));
+            }
+            hash.write(u64::from(b.inv_mass.to_bits()));
+            hash.write(u64::from(state.sleeping));
+            hash.write(u64::from(state.rest_time.to_bits()));
+        }
+        hash.0
+    }
+}
+
+/// The checksum of the current physics state (see
+/// [`PhysicsSnapshot::checksum`]) without keeping a snapshot.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use bevy_euler_physics::prelude::*;
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
+/// let empty = physics_checksum(app.world_mut());
+/// app.world_mut().spawn(Body::new(1.0));
+/// assert_ne!(physics_checksum(app.world_mut()), empty);
+/// ```
+pub fn physics_checksum(world: &mut World) -> u64 {
+    PhysicsSnapshot::save(world).checksum()
+}
+
+/// 64-bit FNV-1a.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn write(&mut self, word: u64) {
+        for byte in word.to_le_bytes() {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Snapshots: restoring a saved state and stepping on gives the same bits
+//! as stepping on from when it was saved — sleep states and resting times
+//! included — and the checksum tells states apart.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_euler_physics::prelude::*;
+use common::*;
+
+struct Scene {
+    /// A rope that comes to rest and falls asleep during the run.
+    settling: Vec<Entity>,
+    /// A body whose island is asleep when the snapshot is taken.
+    sleeper: Entity,
+}
+
+/// Ropes (one with `Substeps(3)`), a rod pendulum that hits the ground, a
+/// damped rope that settles and sleeps, and a sleeping body.
+fn scene(app: &mut App) -> Scene {
+    let world = app.world_mut();
+    world.spawn(GroundPlane::horizontal(-3.0).with_restitution(0.3));
+    let mut settling = Vec::new();
+    for r in 0..3 {
+        let x = r as f32 * 2.0;
+        let mut prev = world.spawn(Body::fixed(Vec3::new(x, 0.0, 0.0))).id();
+        for s in 1..=8 {
+            let mut e = world.spawn((
+                Body::new(0.5).with_position(Vec3::new(x + 0.05 * s as f32, -0.3 * s as f32, 0.0)),
+                Radius(0.05),
+            ));
+            if r == 1 && s == 1 {
+                e.insert(Substeps(3));
+            }
+            if r == 2 {
+                e.insert(Damping(4.0));
+            }
+            let e = e.id();
+            world.spawn(Spring::new(prev, e, 0.3, 300.0).with_damping(0.5));
+            if r == 2 {
+                settling.push(e);
+            }
+            prev = e;
+        }
+    }
+    let pivot = world.spawn(Body::fixed(Vec3::new(-3.0, 0.0, 0.0))).id();
+    let bob = world
+        .spawn((
+            Body::new(1.0).with_position(Vec3::new(-0.5, 0.0, 0.0)),
+            Radius(0.2),
+        ))
+        .id();
+    world.spawn(DistanceConstraint::new(pivot, bob, 3.0));
+    let sleeper = world
+        .spawn(Body::new(1.0).with_position(Vec3::new(10.0, 5.0, 0.0)))
+        .id();
+    Scene { settling, sleeper }
+}
+
+fn bits(app: &mut App) -> Vec<(Entity, [u32; 6], bool)> {
+    let world = app.world_mut();
+    let mut q = world.query::<(Entity, &Body, Has<Sleeping>)>();
+    let mut all: Vec<_> = q
+        .iter(world)
+        .map(|(e, b, s)| {
+            let [x, y, z] = b.position.to_array().map(f32::to_bits);
+            let [u, v, w] = b.velocity.to_array().map(f32::to_bits);
+            (e, [x, y, z, u, v, w], s)
+        })
+        .collect();
+    all.sort_by_key(|(e, ..)| *e);
+    all
+}
+
+#[test]
+fn restoring_and_stepping_on_repeats_the_same_bits() {
+    let mut app = app();
+    let scene = scene(&mut app);
+    app.world_mut()
+        .commands()
+        .entity(scene.sleeper)
+        .sleep_island();
+    step(&mut app, 40);
+    assert!(app.world().get::<Sleeping>(scene.sleeper).is_some());
+    assert!(app.world().get::<Sleeping>(scene.settling[0]).is_none());
+    let saved = PhysicsSnapshot::save(app.world_mut());
+    let saved_sum = saved.checksum();
+    assert_eq!(physics_checksum(app.world_mut()), saved_sum);
+
+    // On from the save: the damped rope falls asleep on the way, and the
+    // sleeper is woken.
+    let mut first = Vec::new();
+    for n in 0..120 {
+        if n == 60 {
+            body_mut(&mut app, scene.sleeper).velocity = Vec3::X;
+        }
+        step(&mut app, 1);
+        first.push(physics_checksum(app.world_mut()));
+    }
+    let end = bits(&mut app);
+    assert!(
+        app.world().get::<Sleeping>(scene.settling[0]).is_some(),
+        "the damped rope fell asleep after the save"
+    );
+    assert!(app.world().get::<Sleeping>(scene.sleeper).is_none());
+
+    // Back to the save, and on again the same way.
+    let report = saved.restore(app.world_mut());
+    assert_eq!(report.restored, saved.bodies().len());
+    assert_eq!(report.missing, 0);
+    assert_eq!(physics_checksum(app.world_mut()), saved_sum);
+    assert!(app.world().get::<Sleeping>(scene.sleeper).is_some());
+    assert!(app.world().get::<Sleeping>(scene.settling[0]).is_none());
+    for (n, expected) in first.iter().enumerate() {
+        if n == 60 {
+            body_mut(&mut app, scene.sleeper).velocity = Vec3::X;
+        }
+        step(&mut app, 1);
+        assert_eq!(
+            physics_checksum(app.world_mut()),
+            *expected,
+            "step {n} after the restore"
+        );
+    }
+    assert_eq!(bits(&mut app), end);
+}
+
+#[test]
+fn the_checksum_sees_one_bit_and_restore_counts_missing_bodies() {
+    let mut app = app();
+    let scene = scene(&mut app);
+    step(&mut app, 5);
+    let saved = PhysicsSnapshot::save(app.world_mut());
+    let a = saved.checksum();
+    let mut moved = body_mut(&mut app, scene.settling[3]);
+    moved.position.x = f32::from_bits(moved.position.x.to_bits() ^ 1);
+    assert_ne!(physics_checksum(app.world_mut()), a);
+    app.world_mut().despawn(scene.sleeper);
+    let report = saved.restore(app.world_mut());
+    assert_eq!(report.missing, 1);
+    assert_eq!(report.restored, saved.bodies().len() - 1);
+    // The restored bodies are as saved.
+    let state = saved
+        .bodies()
+        .iter()
+        .find(|s| s.entity == scene.settling[3])
+        .unwrap();
+    assert_eq!(body(&app, scene.settling[3]), state.body);
+}
