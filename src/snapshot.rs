@@ -45,7 +45,7 @@ use bevy::prelude::*;
 use crate::body::Body;
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
-use crate::islands::Sleeping;
+use crate::islands::{Island, Sleeping};
 use crate::solver::SolverState;
 
 /// One body's saved state.
@@ -103,29 +103,32 @@ impl PhysicsSnapshot {
     /// assert_eq!(PhysicsSnapshot::save(app.world_mut()).bodies().len(), 1);
     /// ```
     pub fn save(world: &mut World) -> Self {
-        let timers: EntityHashMap<f32> = world
-            .get_resource::<SolverState>()
-            .map(|solver| solver.rest_times())
-            .unwrap_or_default();
         let mut query = world.query::<(
             Entity,
             &Body,
             Has<Sleeping>,
             Option<&AccumulatedForce>,
             Option<&PositionHistory>,
+            Option<&Island>,
         )>();
+        let solver = world.get_resource::<SolverState>();
         let mut bodies: Vec<BodyState> = query
             .iter(world)
-            .map(|(entity, body, sleeping, accumulated, history)| BodyState {
-                entity,
-                body: *body,
-                sleeping,
-                rest_time: timers.get(&entity).copied().unwrap_or(0.0),
-                accumulated: accumulated.map_or(Vec3::ZERO, |f| f.0),
-                history: history
-                    .copied()
-                    .unwrap_or_else(|| PositionHistory::at(body.position)),
-            })
+            .map(
+                |(entity, body, sleeping, accumulated, history, island)| BodyState {
+                    entity,
+                    body: *body,
+                    sleeping,
+                    rest_time: match (solver, island) {
+                        (Some(solver), Some(island)) => solver.rest_time(island.id()),
+                        _ => 0.0,
+                    },
+                    accumulated: accumulated.map_or(Vec3::ZERO, |f| f.0),
+                    history: history
+                        .copied()
+                        .unwrap_or_else(|| PositionHistory::at(body.position)),
+                },
+            )
             .collect();
         bodies.sort_by_key(|state| state.entity);
         Self { bodies }
@@ -192,11 +195,24 @@ impl PhysicsSnapshot {
                 continue;
             }
             if state.sleeping {
-                entity.remove::<AccumulatedForce>();
-                entity.insert(Sleeping { since });
+                if !entity.contains::<Sleeping>() {
+                    entity.remove::<AccumulatedForce>();
+                    entity.insert(Sleeping { since });
+                }
             } else {
-                entity.remove::<Sleeping>();
-                entity.insert(AccumulatedForce(state.accumulated));
+                if entity.contains::<Sleeping>() {
+                    entity.remove::<Sleeping>();
+                }
+                match entity.get_mut::<AccumulatedForce>() {
+                    Some(mut force) => {
+                        if force.0 != state.accumulated {
+                            force.0 = state.accumulated;
+                        }
+                    }
+                    None => {
+                        entity.insert(AccumulatedForce(state.accumulated));
+                    }
+                }
             }
         }
         world.flush();
@@ -206,10 +222,11 @@ impl PhysicsSnapshot {
         report
     }
 
-    /// A checksum of the saved state: FNV-1a over every body's entity,
-    /// position, velocity, inverse mass and sleep state, bit by bit, in
-    /// entity order. Equal states give equal checksums on every platform
-    /// and Rust version.
+    /// A checksum of the saved state: a 64-bit multiply-rotate hash (as in
+    /// FxHash) over every body's entity, position, velocity, inverse mass,
+    /// sleep state and resting time, bit by bit, in entity order. It is
+    /// defined here, not by the standard library, so equal states give equal
+    /// checksums on every platform and Rust version.
     ///
     /// ```
     /// # use bevy::prelude::*;
@@ -222,7 +239,7 @@ impl PhysicsSnapshot {
     /// assert_eq!(a, b);
     /// ```
     pub fn checksum(&self) -> u64 {
-        let mut hash = Fnv::default();
+        let mut hash = WordHash::default();
         for state in &self.bodies {
             hash.write(state.entity.to_bits());
             let b = &state.body;
@@ -238,7 +255,7 @@ impl PhysicsSnapshot {
             hash.write(u64::from(state.sleeping));
             hash.write(u64::from(state.rest_time.to_bits()));
         }
-        hash.0
+        hash.finish()
     }
 }
 
@@ -258,20 +275,22 @@ pub fn physics_checksum(world: &mut World) -> u64 {
     PhysicsSnapshot::save(world).checksum()
 }
 
-/// 64-bit FNV-1a.
-struct Fnv(u64);
+/// A word-at-a-time hash: rotate, xor, multiply (FxHash's step), with a
+/// final avalanche so that one flipped bit anywhere changes about half the
+/// output.
+#[derive(Default)]
+struct WordHash(u64);
 
-impl Default for Fnv {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
+impl WordHash {
     fn write(&mut self, word: u64) {
-        for byte in word.to_le_bytes() {
-            self.0 ^= u64::from(byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn finish(&self) -> u64 {
+        // The finaliser of SplitMix64.
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
     }
 }

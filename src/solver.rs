@@ -197,16 +197,13 @@ impl SolverState {
         self.groups.iter().map(|g| g.passes).collect()
     }
 
-    /// Each body's island's resting time (0 for sleeping islands).
-    pub fn rest_times(&self) -> EntityHashMap<f32> {
-        let mut times = EntityHashMap::default();
-        for island in &self.islands {
-            let time = if island.sleeping { 0.0 } else { island.timer };
-            for &entity in &self.island_members[island.members.clone()] {
-                times.insert(entity, time);
-            }
-        }
-        times
+    /// The resting time of island `id` of the last build (0 for sleeping
+    /// islands and unknown ids).
+    pub fn rest_time(&self, id: u32) -> f32 {
+        self.islands
+            .get(id as usize)
+            .filter(|island| !island.sleeping)
+            .map_or(0.0, |island| island.timer)
     }
 
     /// Resting times for the next rebuild to use instead of its own.

@@ -1,0 +1,128 @@
+//! What islands cost and save, per fixed step (one `FixedMain` run, one
+//! thread).
+//!
+//! `cargo bench --bench islands` prints:
+//!
+//! - `substeps/100_ropes`: 100 ropes of 100 bodies at 1 pass;
+//!   `substeps/101_ropes`: one more rope, also at 1 pass (one rope's worth);
+//!   `substeps/100_ropes+1_at_8`: the 100 ropes plus one rope with
+//!   `Substeps(8)`. Islands share no forces, so the last should cost about
+//!   8 ropes' worth more than the first, not 8 times the scene.
+//! - `sleeping/awake` and `sleeping/asleep`: 1000 resting ropes of 20
+//!   bodies, kept awake, then all asleep; `sleeping/empty`: the plugin with
+//!   no bodies (what a fixed step costs before any physics).
+//!
+//! Ropes: a fixed body with bodies of mass 1 hanging below it 0.1 apart,
+//! springs k = 1000, c = 1, rest 0.1, gravity, h = 1/60.
+
+use std::time::Duration;
+
+use bevy::app::FixedMain;
+use bevy::prelude::*;
+use bevy_euler_physics::prelude::*;
+
+const H: f32 = 1.0 / 60.0;
+const K: f32 = 1000.0;
+const C: f32 = 1.0;
+const REST: f32 = 0.1;
+
+fn app() -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)));
+    app
+}
+
+/// A rope of `links` bodies at `x`, hanging at rest (each spring stretched
+/// by the weight below it) when `resting`, else nudged sideways to swing.
+/// Returns its bodies.
+fn rope(
+    world: &mut World,
+    x: f32,
+    links: usize,
+    resting: bool,
+    extra: impl Bundle + Clone,
+) -> Vec<Entity> {
+    let mut prev = world.spawn(Body::fixed(Vec3::new(x, 0.0, 0.0))).id();
+    let mut y = 0.0;
+    let mut bodies = Vec::new();
+    for s in 0..links {
+        // The spring above body s carries the weight of links − s bodies.
+        let stretch = if resting {
+            (links - s) as f32 * 9.81 / K
+        } else {
+            0.0
+        };
+        y -= REST + stretch;
+        let nudge = if resting { 0.0 } else { 0.02 };
+        let e = world
+            .spawn((
+                Body::new(1.0).with_position(Vec3::new(x + nudge, y, 0.0)),
+                extra.clone(),
+            ))
+            .id();
+        world.spawn(Spring::new(prev, e, REST, K).with_damping(C));
+        bodies.push(e);
+        prev = e;
+    }
+    bodies
+}
+
+fn warm(app: &mut App) {
+    app.update();
+    // The first steps build the index (and apply sleep commands).
+    for _ in 0..3 {
+        app.world_mut().run_schedule(FixedMain);
+    }
+}
+
+fn main() {
+    let steps: usize = std::env::var("STEPS").unwrap().parse().unwrap();
+    let scene = std::env::var("SCENE").unwrap();
+    let mut app = app();
+    let world = app.world_mut();
+    match scene.as_str() {
+        "sleep" | "awake" => {
+            let asleep = scene == "sleep";
+            let mut firsts = Vec::new();
+            for r in 0..1000 {
+                let bodies = if asleep {
+                    rope(world, r as f32 * 0.5, 20, true, ())
+                } else {
+                    rope(world, r as f32 * 0.5, 20, true, SleepingDisabled)
+                };
+                firsts.push(bodies[0]);
+            }
+            if asleep {
+                let mut commands = world.commands();
+                for &e in &firsts {
+                    commands.entity(e).sleep_island();
+                }
+                world.flush();
+            }
+        }
+        other => {
+            world.insert_resource(SleepSettings {
+                enabled: false,
+                ..default()
+            });
+            let (ropes, fine) = match other {
+                "100" => (100, false),
+                "101" => (101, false),
+                "100+8" => (100, true),
+                "empty" => (0, false),
+                _ => panic!(),
+            };
+            for r in 0..ropes {
+                rope(world, r as f32 * 0.5, 100, false, ());
+            }
+            if fine {
+                rope(world, -10.0, 100, false, Substeps(8));
+            }
+        }
+    }
+    warm(&mut app);
+    for _ in 0..steps {
+        app.world_mut().run_schedule(FixedMain);
+    }
+}
