@@ -1,10 +1,10 @@
 //! The `integrator_lab` example's headless mode, run as a program and held
 //! to the theory of the four methods on the spring `a = −k·x` (unit mass).
 //!
-//! The example needs the `render` feature, so these tests only exist with
+//! The example needs the `debug-ui` feature, so these tests only exist with
 //! it; `cargo test` builds the examples before it runs the tests.
 
-#[cfg(feature = "render")]
+#[cfg(feature = "debug-ui")]
 mod headless {
     use std::path::PathBuf;
     use std::process::{Command, Output};
