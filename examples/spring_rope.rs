@@ -3,11 +3,14 @@
 //! `cargo run --release --example spring_rope`
 //!
 //! Five ropes, soft to stiff, each a chain of bodies joined by damped
-//! springs. The physics steps at 64 Hz with 4 substeps (the stiffest rope
-//! needs them: a chain of masses `m` and springs `k` is stable while
-//! `2·√(k/m)·h < 2`); every frame draws the bodies between their last two
-//! fixed positions, so the motion is smooth at any frame rate. Press Space to
-//! kick every rope sideways, G to flip gravity.
+//! springs, and each its own island. The physics steps at 64 Hz; every rope
+//! has `AutoSubsteps`, so each runs the fewest passes that keep it stable (a
+//! chain of masses `m` and springs `k` is stable while `2·√(k/m)·h' < 2`):
+//! the soft ropes run 1 pass per step, the stiffest several, and the text
+//! shows each rope's count and load. Ropes that come to rest fall asleep
+//! (drawn dimmer) and wake when kicked. Every frame draws the bodies between
+//! their last two fixed positions, so the motion is smooth at any frame
+//! rate. Press Space to kick every rope sideways, G to flip gravity.
 
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
@@ -26,6 +29,16 @@ struct RopeSpec {
 #[derive(Component)]
 struct RopeColor(Color);
 
+/// A rope's first body and stiffness, for the readout.
+#[derive(Component)]
+struct RopeHead {
+    stiffness: f32,
+}
+
+/// The readout text.
+#[derive(Component)]
+struct Readout;
+
 fn main() {
     App::new()
         .add_plugins((
@@ -39,10 +52,6 @@ fn main() {
             }),
             EulerPhysicsPlugin,
         ))
-        .insert_resource(PhysicsSettings {
-            substeps: 4,
-            ..default()
-        })
         .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)))
         .add_systems(Startup, setup)
         .add_systems(
@@ -50,6 +59,7 @@ fn main() {
             (
                 controls.before(PhysicsSystems::Interpolate),
                 draw_springs.after(PhysicsSystems::Interpolate),
+                readout,
             ),
         )
         .run();
@@ -69,6 +79,7 @@ fn setup(
         Transform::from_xyz(0.0, -0.9, 0.0),
     ));
     commands.spawn((
+        Readout,
         Text::new("spring_rope: Space kicks the ropes, G flips gravity"),
         TextFont {
             font_size: FontSize::Px(18.0),
@@ -77,7 +88,7 @@ fn setup(
         Node {
             position_type: PositionType::Absolute,
             left: Val::Px(12.0),
-            top: Val::Px(10.0),
+            bottom: Val::Px(10.0),
             ..default()
         },
     ));
@@ -134,16 +145,24 @@ fn setup(
             let last = i == rope.links;
             let mass = if last { 1.0 } else { 0.2 };
             let size = if last { 2.0 } else { 1.0 };
-            let bob = commands
-                .spawn((
-                    Body::new(mass).with_position(top + along),
-                    Damping(0.05),
-                    // Only the scale matters: the plugin sets the translation.
-                    Transform::from_scale(Vec3::splat(size)),
-                    Mesh2d(ball.clone()),
-                    MeshMaterial2d(material.clone()),
-                ))
-                .id();
+            let mut bob = commands.spawn((
+                Body::new(mass).with_position(top + along),
+                Damping(0.05),
+                // Only the scale matters: the plugin sets the translation.
+                Transform::from_scale(Vec3::splat(size)),
+                Mesh2d(ball.clone()),
+                MeshMaterial2d(material.clone()),
+            ));
+            if i == 1 {
+                // One body is enough: the whole island follows it.
+                bob.insert((
+                    AutoSubsteps,
+                    RopeHead {
+                        stiffness: rope.stiffness,
+                    },
+                ));
+            }
+            let bob = bob.id();
             commands.spawn((
                 Spring::new(prev, bob, link, rope.stiffness).with_damping(0.5),
                 RopeColor(rope.color),
@@ -153,16 +172,48 @@ fn setup(
     }
 }
 
-/// Springs as lines between the drawn (interpolated) positions of their ends.
+/// Springs as lines between the drawn (interpolated) positions of their
+/// ends; dimmer while asleep.
 fn draw_springs(
     springs: Query<(&Spring, &RopeColor)>,
-    transforms: Query<&Transform, With<Body>>,
+    transforms: Query<(&Transform, Has<Sleeping>), With<Body>>,
     mut gizmos: Gizmos,
 ) {
     for (spring, color) in &springs {
-        if let (Ok(a), Ok(b)) = (transforms.get(spring.a), transforms.get(spring.b)) {
-            gizmos.line_2d(a.translation.truncate(), b.translation.truncate(), color.0);
+        if let (Ok((a, _)), Ok((b, asleep))) = (transforms.get(spring.a), transforms.get(spring.b))
+        {
+            let color = if asleep {
+                color.0.with_alpha(0.35)
+            } else {
+                color.0
+            };
+            gizmos.line_2d(a.translation.truncate(), b.translation.truncate(), color);
         }
+    }
+}
+
+/// Each rope's passes per step, stability load and sleep state.
+fn readout(
+    heads: Query<(&RopeHead, &Island, Has<Sleeping>)>,
+    mut text: Single<&mut Text, With<Readout>>,
+) {
+    let mut lines = String::from(
+        "spring_rope: Space kicks the ropes, G flips gravity. Each rope is an island:",
+    );
+    let mut ropes: Vec<_> = heads.iter().collect();
+    ropes.sort_by(|a, b| a.0.stiffness.total_cmp(&b.0.stiffness));
+    for (head, island, asleep) in ropes {
+        lines.push_str(&format!(
+            "\n  k = {:>5}: {} pass{}, load {:.2}{}",
+            head.stiffness,
+            island.substeps(),
+            if island.substeps() == 1 { "" } else { "es" },
+            island.load(),
+            if asleep { ", asleep" } else { "" }
+        ));
+    }
+    if text.0 != lines {
+        text.0 = lines;
     }
 }
 
