@@ -5,9 +5,11 @@
 //! it; `cargo test` builds the examples before it runs the tests.
 
 #[cfg(feature = "debug-ui")]
+mod lab;
+
+#[cfg(feature = "debug-ui")]
 mod headless {
-    use std::path::PathBuf;
-    use std::process::{Command, Output};
+    use super::lab::run;
 
     /// The default start: position (3, 0), velocity (0, 4), stiffness 4.
     const K: f64 = 4.0;
@@ -15,46 +17,6 @@ mod headless {
     const OMEGA: f64 = 2.0;
     /// E₀ = ½|v₀|² + ½k|x₀|² = ½·16 + ½·4·9.
     const E0: f64 = 26.0;
-
-    /// `target/<profile>/examples/integrator_lab`, next to the `deps` folder
-    /// this test runs from.
-    fn lab_binary() -> PathBuf {
-        let exe = std::env::current_exe().expect("the test executable's path");
-        let profile = exe
-            .parent()
-            .and_then(|deps| deps.parent())
-            .expect("the test runs from target/<profile>/deps");
-        let binary = profile
-            .join("examples")
-            .join(format!("integrator_lab{}", std::env::consts::EXE_SUFFIX));
-        let rebuild = "build it with `cargo build --example integrator_lab` (plain \
-                       `cargo test` builds it; `cargo test --test integrator_lab_cli` does not)";
-        let built = std::fs::metadata(&binary)
-            .and_then(|m| m.modified())
-            .unwrap_or_else(|_| panic!("{} is missing: {rebuild}", binary.display()));
-        // Cargo rebuilds when a source is newer than its output; so do we,
-        // rather than test an old build.
-        for source in [
-            concat!(env!("CARGO_MANIFEST_DIR"), "/examples/integrator_lab.rs"),
-            concat!(env!("CARGO_MANIFEST_DIR"), "/src/integrators.rs"),
-        ] {
-            if let Ok(changed) = std::fs::metadata(source).and_then(|m| m.modified()) {
-                assert!(
-                    changed <= built,
-                    "{} is older than {source}: {rebuild}",
-                    binary.display()
-                );
-            }
-        }
-        binary
-    }
-
-    fn run(args: &[&str]) -> Output {
-        Command::new(lab_binary())
-            .args(args)
-            .output()
-            .expect("the example runs")
-    }
 
     /// The five readouts of a successful headless run.
     #[derive(Debug)]

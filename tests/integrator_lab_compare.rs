@@ -5,49 +5,14 @@
 //! it; `cargo test` builds the examples before it runs the tests.
 
 #[cfg(feature = "debug-ui")]
+mod lab;
+
+#[cfg(feature = "debug-ui")]
 mod compare {
-    use std::path::PathBuf;
-    use std::process::{Command, Output};
+    use super::lab::run;
 
     /// `--method` names, in the order `--compare` prints them.
     const METHODS: [&str; 4] = ["euler", "semi-implicit", "verlet", "rk2"];
-
-    /// `target/<profile>/examples/integrator_lab`, next to the `deps` folder
-    /// this test runs from.
-    fn lab_binary() -> PathBuf {
-        let exe = std::env::current_exe().expect("the test executable's path");
-        let profile = exe
-            .parent()
-            .and_then(|deps| deps.parent())
-            .expect("the test runs from target/<profile>/deps");
-        let binary = profile
-            .join("examples")
-            .join(format!("integrator_lab{}", std::env::consts::EXE_SUFFIX));
-        let rebuild = "build it with `cargo build --example integrator_lab`";
-        let built = std::fs::metadata(&binary)
-            .and_then(|m| m.modified())
-            .unwrap_or_else(|_| panic!("{} is missing: {rebuild}", binary.display()));
-        for source in [
-            concat!(env!("CARGO_MANIFEST_DIR"), "/examples/integrator_lab.rs"),
-            concat!(env!("CARGO_MANIFEST_DIR"), "/src/integrators.rs"),
-        ] {
-            if let Ok(changed) = std::fs::metadata(source).and_then(|m| m.modified()) {
-                assert!(
-                    changed <= built,
-                    "{} is older than {source}: {rebuild}",
-                    binary.display()
-                );
-            }
-        }
-        binary
-    }
-
-    fn run(args: &[&str]) -> Output {
-        Command::new(lab_binary())
-            .args(args)
-            .output()
-            .expect("the example runs")
-    }
 
     fn stdout_of(args: &[&str]) -> String {
         let output = run(args);
