@@ -27,7 +27,7 @@ use bevy::prelude::*;
 
 use crate::forces::{AccumulatedForce, ConstantForce, Gravity};
 use crate::interpolation::{PositionHistory, TransformSyncDisabled};
-use crate::islands::{Island, WakeCause, WakeTarget};
+use crate::islands::{Island, RestTime, WakeCause, WakeTarget};
 use crate::schedule::{PhysicsSettings, PhysicsStep};
 use crate::solver::{BodyIndex, SolverState, Stepped, for_each_maybe_par};
 use bevy::ecs::query::QueryItem;
@@ -71,7 +71,14 @@ use bevy::ecs::query::QueryItem;
 /// [`PhysicsError`](crate::PhysicsError), and is left out of the step until you fix it.
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component, Default, Debug, PartialEq, Clone)]
-#[require(Transform, AccumulatedForce, PositionHistory, BodyIndex, Island)]
+#[require(
+    Transform,
+    AccumulatedForce,
+    PositionHistory,
+    BodyIndex,
+    Island,
+    RestTime
+)]
 #[component(on_insert = on_body_insert, on_remove = on_body_remove)]
 pub struct Body {
     /// Position in world space, in metres.

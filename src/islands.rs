@@ -208,6 +208,40 @@ impl Island {
     }
 }
 
+/// How long this body's island has been resting (every body slower than
+/// its sleep threshold), in seconds of simulated time; 0 while it moves or
+/// sleeps. Read-only: the plugin writes it. It is part of the state a
+/// snapshot or a rollback restores, since it decides when the island sleeps.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn almost_asleep(bodies: Query<(Entity, &RestTime)>, sleep: Res<SleepSettings>) {
+///     for (entity, rest) in &bodies {
+///         if rest.seconds() > 0.8 * sleep.time_to_sleep {
+///             debug!("{entity} is about to sleep");
+///         }
+///     }
+/// }
+/// # App::new().add_systems(Update, almost_asleep);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+pub struct RestTime(pub(crate) f32);
+
+impl RestTime {
+    /// The resting time in seconds.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(RestTime::default().seconds(), 0.0);
+    /// ```
+    pub fn seconds(&self) -> f32 {
+        self.0
+    }
+}
+
 /// Marks a body whose island is asleep. Set and removed by the plugin; put an
 /// island to sleep or wake it with [`IslandCommands`].
 ///

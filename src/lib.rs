@@ -71,8 +71,8 @@ pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
 pub use forces::{AccumulatedForce, ConstantForce, Gravity};
 pub use interpolation::{PositionHistory, TransformSyncDisabled};
 pub use islands::{
-    AutoSubsteps, Island, IslandCommands, IslandSlept, IslandWoke, SleepSettings, SleepThreshold,
-    Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
+    AutoSubsteps, Island, IslandCommands, IslandSlept, IslandWoke, RestTime, SleepSettings,
+    SleepThreshold, Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
 };
 pub use schedule::{PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems};
 pub use snapshot::{BodyState, PhysicsSnapshot, RestoreReport, physics_checksum};
@@ -146,6 +146,7 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<Substeps>()
             .register_type::<AutoSubsteps>()
             .register_type::<Island>()
+            .register_type::<RestTime>()
             .register_type::<Sleeping>()
             .register_type::<SleepingDisabled>()
             .register_type::<SleepThreshold>()

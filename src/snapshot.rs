@@ -39,13 +39,12 @@
 //! assert_eq!(*app.world().get::<Body>(ball).unwrap(), later);
 //! ```
 
-use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use crate::body::Body;
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
-use crate::islands::{Island, Sleeping};
+use crate::islands::{RestTime, Sleeping};
 use crate::solver::SolverState;
 
 /// One body's saved state.
@@ -109,20 +108,16 @@ impl PhysicsSnapshot {
             Has<Sleeping>,
             Option<&AccumulatedForce>,
             Option<&PositionHistory>,
-            Option<&Island>,
+            Option<&RestTime>,
         )>();
-        let solver = world.get_resource::<SolverState>();
         let mut bodies: Vec<BodyState> = query
             .iter(world)
             .map(
-                |(entity, body, sleeping, accumulated, history, island)| BodyState {
+                |(entity, body, sleeping, accumulated, history, rest)| BodyState {
                     entity,
                     body: *body,
                     sleeping,
-                    rest_time: match (solver, island) {
-                        (Some(solver), Some(island)) => solver.rest_time(island.id()),
-                        _ => 0.0,
-                    },
+                    rest_time: rest.map_or(0.0, RestTime::seconds),
                     accumulated: accumulated.map_or(Vec3::ZERO, |f| f.0),
                     history: history
                         .copied()
@@ -161,7 +156,6 @@ impl PhysicsSnapshot {
     /// ```
     pub fn restore(&self, world: &mut World) -> RestoreReport {
         let mut report = RestoreReport::default();
-        let mut timers = EntityHashMap::<f32>::default();
         for state in &self.bodies {
             let Ok(mut entity) = world.get_entity_mut(state.entity) else {
                 report.missing += 1;
@@ -180,7 +174,9 @@ impl PhysicsSnapshot {
             {
                 transform.translation = state.history.current();
             }
-            timers.insert(state.entity, state.rest_time);
+            if let Some(mut rest) = entity.get_mut::<RestTime>() {
+                rest.0 = state.rest_time;
+            }
             report.restored += 1;
         }
         // Sleep states last, at a later tick than the writes above, so the
@@ -217,7 +213,7 @@ impl PhysicsSnapshot {
         }
         world.flush();
         if let Some(mut solver) = world.get_resource_mut::<SolverState>() {
-            solver.restore_rest_times(timers);
+            solver.resync();
         }
         report
     }

@@ -41,8 +41,8 @@ use crate::diagnostics::{PhysicsError, PhysicsIssue, Reporter, validate_ends, va
 use crate::forces::{AccumulatedForce, ConstantForce, Gravity};
 use crate::interpolation::{PositionHistory, TransformSyncDisabled};
 use crate::islands::{
-    AutoSubsteps, Island, IslandSlept, IslandWoke, SleepSettings, SleepThreshold, Sleeping,
-    SleepingDisabled, Substeps, WakeCause, WakeTarget, sanitize,
+    AutoSubsteps, Island, IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold,
+    Sleeping, SleepingDisabled, Substeps, WakeCause, WakeTarget, sanitize,
 };
 use crate::schedule::PhysicsSettings;
 use crate::spring::{Spring, SpringRow};
@@ -167,8 +167,6 @@ pub(crate) struct SolverState {
     pub island_members: Vec<Entity>,
     any_sleeping: bool,
     wake_requests: Vec<(WakeTarget, WakeCause)>,
-    /// Resting times restored from a snapshot, for the next rebuild.
-    restored_rest_times: Option<EntityHashMap<f32>>,
     pub sleep_requests: Vec<Entity>,
     /// Springs already reported as unstable.
     unstable_reported: EntityHashSet,
@@ -197,18 +195,12 @@ impl SolverState {
         self.groups.iter().map(|g| g.passes).collect()
     }
 
-    /// The resting time of island `id` of the last build (0 for sleeping
-    /// islands and unknown ids).
-    pub fn rest_time(&self, id: u32) -> f32 {
-        self.islands
-            .get(id as usize)
-            .filter(|island| !island.sleeping)
-            .map_or(0.0, |island| island.timer)
-    }
-
-    /// Resting times for the next rebuild to use instead of its own.
-    pub fn restore_rest_times(&mut self, times: EntityHashMap<f32>) {
-        self.restored_rest_times = Some(times);
+    /// After the state was restored wholesale (a snapshot, a rollback):
+    /// forgets wake and sleep requests made by the restore itself and
+    /// rebuilds the index from the restored components at the next step.
+    pub fn resync(&mut self) {
+        self.wake_requests.clear();
+        self.sleep_requests.clear();
         self.dirty = true;
     }
 
@@ -373,6 +365,8 @@ struct Node {
     sleep_speed2: f32,
     /// A valid radius, for contacts.
     radius: Option<f32>,
+    /// How long its island has been resting.
+    rest_time: f32,
     old_island: u32,
     /// Σ k·(1 + [other end dynamic]) over its springs (the Gershgorin row
     /// sum of the stiffness matrix, before the inverse mass); same for c.
@@ -451,6 +445,7 @@ type BuildData = (
     Option<&'static SleepThreshold>,
     Has<AnchorAsleep>,
     Option<&'static Radius>,
+    &'static mut RestTime,
 );
 
 /// Start of the fixed step: when bodies, springs, substep counts, sleep
@@ -504,6 +499,7 @@ pub(crate) fn rebuild(
         threshold,
         anchor_asleep,
         radius,
+        rest,
     ) in &bodies
     {
         let mut report = |issue| {
@@ -545,6 +541,7 @@ pub(crate) fn rebuild(
             no_sleep,
             sleep_speed2: speed * speed,
             radius,
+            rest_time: rest.0,
             old_island: island.id,
             k_sum: 0.0,
             c_sum: 0.0,
@@ -703,14 +700,7 @@ pub(crate) fn rebuild(
         {
             b.since = since;
         }
-        let old_timer = match &solver.restored_rest_times {
-            Some(times) => times.get(&node.entity).copied().unwrap_or(0.0),
-            None => solver
-                .islands
-                .get(node.old_island as usize)
-                .map_or(0.0, |old| old.timer),
-        };
-        b.timer = b.timer.min(old_timer);
+        b.timer = b.timer.min(node.rest_time);
         b.stability.omega_squared = b.stability.omega_squared.max(node.k_sum * node.inv_mass);
         b.stability.gamma = b.stability.gamma.max(node.c_sum * node.inv_mass);
     }
@@ -1037,7 +1027,7 @@ pub(crate) fn rebuild(
     solver.sleep_speed2.clear();
     solver.sleep_speed2.resize(slots, 0.0);
     let mut any_invalid = false;
-    for (i, (_, body, mut index, mut island, ..)) in bodies.iter_mut().enumerate() {
+    for (i, (_, body, mut index, mut island, .., mut rest)) in bodies.iter_mut().enumerate() {
         let node = &nodes[i];
         let slot = slot_of[i];
         let new_index = BodyIndex {
@@ -1063,6 +1053,13 @@ pub(crate) fn rebuild(
         if *island != new_island {
             *island = new_island;
         }
+        let rest_time = match island_of[i] {
+            u32::MAX => 0.0,
+            id => islands[id as usize].timer,
+        };
+        if rest.0 != rest_time {
+            rest.0 = rest_time;
+        }
         if slot != u32::MAX {
             let s = slot as usize;
             let valid = state_is_valid(&body);
@@ -1086,7 +1083,6 @@ pub(crate) fn rebuild(
     solver.any_sleeping = islands.iter().any(|island| island.sleeping);
     solver.islands = islands;
     solver.island_members = island_members;
-    solver.restored_rest_times = None;
 }
 
 /// Start of the fixed step, after the rebuild: copies into its slot the
@@ -1149,6 +1145,7 @@ pub(crate) fn update_sleep(
     sleep: Res<SleepSettings>,
     mut commands: Commands,
     mut slept: MessageWriter<IslandSlept>,
+    mut rest: Query<&mut RestTime>,
     ticks: SystemChangeTick,
 ) {
     if !sleep.enabled {
@@ -1165,7 +1162,16 @@ pub(crate) fn update_sleep(
             .slots
             .clone()
             .all(|s| valid[s] && vel[s].length_squared() < speed2[s]);
-        island.timer = if resting { island.timer + h } else { 0.0 };
+        let timer = if resting { island.timer + h } else { 0.0 };
+        if timer != island.timer {
+            island.timer = timer;
+            // On the bodies too, where snapshots and rollback find it.
+            for &entity in &solver.island_members[island.members.clone()] {
+                if let Ok(mut rest) = rest.get_mut(entity) {
+                    rest.0 = timer;
+                }
+            }
+        }
         if resting && island.can_sleep && island.timer >= time_to_sleep {
             island.sleeping = true;
             island.since = now;
