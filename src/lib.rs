@@ -59,6 +59,8 @@ pub mod forces;
 pub mod integrators;
 pub mod interpolation;
 pub mod islands;
+#[cfg(feature = "ggrs")]
+pub mod rollback;
 mod schedule;
 pub mod snapshot;
 mod solver;
@@ -92,6 +94,7 @@ pub mod prelude {
 }
 
 use bevy::app::{App, FixedUpdate, Plugin, Update};
+use bevy::ecs::schedule::common_conditions::{not, resource_exists};
 use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SingleThreadedExecutor};
 
 use crate::schedule::{StepEnd, StepStart, run_step};
@@ -182,7 +185,12 @@ impl Plugin for EulerPhysicsPlugin {
                 )
                     .chain(),
             )
-            .add_systems(FixedUpdate, run_step.in_set(Step))
+            .add_systems(
+                FixedUpdate,
+                run_step
+                    .in_set(Step)
+                    .run_if(not(resource_exists::<schedule::SteppedElsewhere>)),
+            )
             .add_systems(
                 StepStart,
                 (

@@ -271,6 +271,11 @@ impl PhysicsStep {
     }
 }
 
+/// Present when the physics step runs in another schedule than
+/// `FixedUpdate` (rollback): the `FixedUpdate` step then stands down.
+#[derive(Resource, Debug, Clone, Copy, Default)]
+pub(crate) struct SteppedElsewhere;
+
 /// The plugin's bookkeeping at the start of a fixed step (single-threaded).
 #[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct StepStart;

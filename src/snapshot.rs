@@ -255,6 +255,22 @@ impl PhysicsSnapshot {
     }
 }
 
+/// A checksum of one body (the bits of its position, velocity and inverse
+/// mass), for a rollback session's checksum.
+pub(crate) fn body_checksum(body: &Body) -> u64 {
+    let mut hash = WordHash::default();
+    for x in body
+        .position
+        .to_array()
+        .into_iter()
+        .chain(body.velocity.to_array())
+    {
+        hash.write(u64::from(x.to_bits()));
+    }
+    hash.write(u64::from(body.inv_mass.to_bits()));
+    hash.finish()
+}
+
 /// The checksum of the current physics state (see
 /// [`PhysicsSnapshot::checksum`]) without keeping a snapshot.
 ///

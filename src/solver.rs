@@ -367,7 +367,6 @@ struct Node {
     radius: Option<f32>,
     /// How long its island has been resting.
     rest_time: f32,
-    old_island: u32,
     /// Σ k·(1 + [other end dynamic]) over its springs (the Gershgorin row
     /// sum of the stiffness matrix, before the inverse mass); same for c.
     k_sum: f32,
@@ -491,7 +490,7 @@ pub(crate) fn rebuild(
         entity,
         body,
         _,
-        island,
+        _,
         sleeping,
         substeps,
         auto,
@@ -542,7 +541,6 @@ pub(crate) fn rebuild(
             sleep_speed2: speed * speed,
             radius,
             rest_time: rest.0,
-            old_island: island.id,
             k_sum: 0.0,
             c_sum: 0.0,
         });

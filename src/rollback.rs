@@ -1,0 +1,106 @@
+//! Rollback netcode: the physics inside [bevy_ggrs](https://github.com/gschup/bevy_ggrs)
+//! (feature `ggrs`).
+//!
+//! Rollback netcode re-simulates past frames when late inputs arrive, so the
+//! step must depend only on state the session can save and restore.
+//! [`EulerPhysicsRollbackPlugin`] makes that so:
+//!
+//! - it runs the physics step in [`GgrsSchedule`] (once per GGRS frame,
+//!   with `Time<Fixed>`'s timestep as `h`: set it to the session's frame
+//!   time) instead of `FixedUpdate`, with the same
+//!   [`PhysicsSystems`](crate::PhysicsSystems) sets
+//!   (`Prepare` → `Step` → `Finish`) for your systems there;
+//! - it registers for rollback every component the next step depends on
+//!   besides your scene's: [`Body`], [`Sleeping`], [`RestTime`] (how long
+//!   each island has rested), [`AccumulatedForce`] and [`PositionHistory`];
+//! - it adds [`Body`] to the session's checksum (the bits of its position,
+//!   velocity and inverse mass);
+//! - after each rollback it tells the solver to rebuild its index, islands,
+//!   substep counts and stability loads from the restored components (they
+//!   are derived, not saved) and not to take the restore for a touch that
+//!   wakes sleeping islands.
+//!
+//! Your own components that change during play — springs you add, forces,
+//! `Substeps`, `SleepingDisabled`, a dragged anchor's `Body` is already in
+//! — register them yourself (`rollback_component_with_copy`), and give every
+//! physics entity the `Rollback` marker (`commands.spawn((Body::new(1.0), Rollback))`).
+//!
+//! # Example
+//!
+//! ```
+//! use bevy::prelude::*;
+//! use bevy_euler_physics::prelude::*;
+//! use bevy_euler_physics::rollback::EulerPhysicsRollbackPlugin;
+//! use bevy_ggrs::prelude::*;
+//!
+//! type Config = GgrsConfig<u8>;
+//!
+//! let mut app = App::new();
+//! app.add_plugins((MinimalPlugins, GgrsPlugin::<Config>::default()))
+//!     .add_plugins((EulerPhysicsPlugin, EulerPhysicsRollbackPlugin))
+//!     // One physics step per GGRS frame, at its rate.
+//!     .insert_resource(Time::<Fixed>::from_hz(60.0))
+//!     .rollback_component_with_copy::<ConstantForce>();
+//! ```
+
+use bevy::ecs::system::SystemChangeTick;
+use bevy::prelude::*;
+use bevy_ggrs::{GgrsSchedule, LoadWorld, LoadWorldSystems, RollbackApp};
+
+use crate::body::Body;
+use crate::forces::AccumulatedForce;
+use crate::interpolation::PositionHistory;
+use crate::islands::{RestTime, Sleeping};
+use crate::schedule::{PhysicsSystems, SteppedElsewhere, run_step};
+use crate::snapshot::body_checksum;
+use crate::solver::SolverState;
+
+/// Runs the physics under bevy_ggrs; see the [module docs](self). Add it
+/// after [`EulerPhysicsPlugin`](crate::EulerPhysicsPlugin) and bevy_ggrs's
+/// `GgrsPlugin`.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use bevy_euler_physics::prelude::*;
+/// # use bevy_euler_physics::rollback::EulerPhysicsRollbackPlugin;
+/// # use bevy_ggrs::prelude::*;
+/// App::new()
+///     .add_plugins((MinimalPlugins, GgrsPlugin::<GgrsConfig<u8>>::default()))
+///     .add_plugins((EulerPhysicsPlugin, EulerPhysicsRollbackPlugin));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EulerPhysicsRollbackPlugin;
+
+impl Plugin for EulerPhysicsRollbackPlugin {
+    fn build(&self, app: &mut App) {
+        use PhysicsSystems::*;
+        app.insert_resource(SteppedElsewhere)
+            .configure_sets(GgrsSchedule, (Prepare, Step, Finish).chain())
+            .add_systems(GgrsSchedule, run_step.in_set(Step))
+            .rollback_component_with_copy::<Body>()
+            .rollback_component_with_copy::<Sleeping>()
+            .rollback_component_with_copy::<RestTime>()
+            .rollback_component_with_copy::<AccumulatedForce>()
+            .rollback_component_with_copy::<PositionHistory>()
+            .checksum_component::<Body>(body_checksum)
+            .add_systems(
+                LoadWorld,
+                resync_after_rollback
+                    .after(LoadWorldSystems::DataFlush)
+                    .before(LoadWorldSystems::Mapping),
+            );
+    }
+}
+
+/// After a rollback: the restored state is not a touch (sleeping islands
+/// count from now), and the solver rebuilds from it.
+fn resync_after_rollback(
+    mut solver: ResMut<SolverState>,
+    mut sleeping: Query<&mut Sleeping>,
+    ticks: SystemChangeTick,
+) {
+    solver.resync();
+    for mut sleeping in &mut sleeping {
+        sleeping.since = ticks.this_run();
+    }
+}

@@ -1,0 +1,223 @@
+//! The physics under bevy_ggrs: GGRS's own determinism check (a SyncTest
+//! session re-simulates the last frames every frame and compares checksums)
+//! over a scene with a rope, a rod-jointed ragdoll on the ground, sleeping
+//! islands and substeps, driven by scripted inputs (a push and a drag).
+
+#![cfg(feature = "ggrs")]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_euler_physics::prelude::*;
+use bevy_euler_physics::rollback::EulerPhysicsRollbackPlugin;
+use bevy_ggrs::prelude::*;
+use bevy_ggrs::{LocalInputs, LocalPlayers, RollbackFrameCount};
+
+type Config = GgrsConfig<u8, usize>;
+
+/// Bit 0: push the rope's end. Bit 1: drag the hand anchor right; bit 2:
+/// left.
+const PUSH: u8 = 1;
+const RIGHT: u8 = 2;
+const LEFT: u8 = 4;
+
+/// The scripted input of frame `n`.
+fn script(n: u32) -> u8 {
+    let mut input = 0;
+    if (100..160).contains(&n) || (600..620).contains(&n) {
+        input |= PUSH;
+    }
+    if (200..260).contains(&n) {
+        input |= RIGHT;
+    }
+    if (300..330).contains(&n) || (900..940).contains(&n) {
+        input |= LEFT;
+    }
+    input
+}
+
+fn read_inputs(mut commands: Commands, players: Res<LocalPlayers>, mut frame: Local<u32>) {
+    let mut inputs = HashMap::new();
+    for &handle in &players.0 {
+        inputs.insert(handle, script(*frame));
+    }
+    *frame += 1;
+    commands.insert_resource(LocalInputs::<Config>(inputs));
+}
+
+#[derive(Component, Clone, Copy)]
+struct RopeEnd;
+
+#[derive(Component, Clone, Copy)]
+struct Hand;
+
+/// Turns inputs into physics: a constant force on the rope's end, a moving
+/// fixed body the ragdoll's head hangs from by a spring.
+fn apply_inputs(
+    inputs: Res<PlayerInputs<Config>>,
+    mut ends: Query<&mut ConstantForce, With<RopeEnd>>,
+    mut hands: Query<&mut Body, With<Hand>>,
+) {
+    let input = inputs[0].0;
+    for mut force in &mut ends {
+        let push = if input & PUSH != 0 {
+            Vec3::new(6.0, 0.0, 0.0)
+        } else {
+            Vec3::ZERO
+        };
+        if force.0 != push {
+            force.0 = push;
+        }
+    }
+    for mut hand in &mut hands {
+        if input & RIGHT != 0 {
+            hand.position.x += 0.02;
+        }
+        if input & LEFT != 0 {
+            hand.position.x -= 0.02;
+        }
+    }
+}
+
+fn scene(mut commands: Commands) {
+    commands.spawn((
+        GroundPlane::horizontal(-2.0).with_restitution(0.1),
+        Rollback,
+    ));
+    // A rope with 3 substeps.
+    let mut prev = commands.spawn((Body::fixed(Vec3::ZERO), Rollback)).id();
+    for i in 1..=10 {
+        let mut e = commands.spawn((
+            Body::new(0.3).with_position(Vec3::new(0.1 * i as f32, -0.1 * i as f32, 0.0)),
+            Damping(0.2),
+            ConstantForce(Vec3::ZERO),
+            Substeps(3),
+            Rollback,
+        ));
+        if i == 10 {
+            e.insert(RopeEnd);
+        }
+        let e = e.id();
+        commands.spawn((
+            Spring::new(prev, e, 0.12, 800.0).with_damping(0.3),
+            Rollback,
+        ));
+        prev = e;
+    }
+    // A small ragdoll of rods, hanging from a dragged hand by a spring,
+    // its feet on the ground.
+    let hand = commands
+        .spawn((Body::fixed(Vec3::new(3.0, 0.0, 0.0)), Hand, Rollback))
+        .id();
+    let points = [
+        Vec3::new(3.0, -0.5, 0.0), // head
+        Vec3::new(3.0, -0.9, 0.0), // chest
+        Vec3::new(3.0, -1.4, 0.0), // hips
+        Vec3::new(2.8, -1.9, 0.0), // left foot
+        Vec3::new(3.2, -1.9, 0.0), // right foot
+        Vec3::new(2.6, -1.0, 0.0), // left hand
+        Vec3::new(3.4, -1.0, 0.0), // right hand
+    ];
+    let parts: Vec<Entity> = points
+        .iter()
+        .map(|&p| {
+            commands
+                .spawn((
+                    Body::new(1.0).with_position(p),
+                    Radius(0.05),
+                    Damping(0.1),
+                    Rollback,
+                ))
+                .id()
+        })
+        .collect();
+    for (a, b) in [
+        (0, 1),
+        (1, 2),
+        (2, 3),
+        (2, 4),
+        (1, 5),
+        (1, 6),
+        (3, 4),
+        (5, 2),
+        (6, 2),
+    ] {
+        let length = points[a].distance(points[b]);
+        commands.spawn((
+            DistanceConstraint::new(parts[a], parts[b], length),
+            Rollback,
+        ));
+    }
+    commands.spawn((
+        Spring::new(hand, parts[0], 0.5, 200.0).with_damping(2.0),
+        Rollback,
+    ));
+    // A ball resting on the ground: it falls asleep early and stays so.
+    commands.spawn((
+        Body::new(1.0).with_position(Vec3::new(-3.0, -1.95, 0.0)),
+        Radius(0.05),
+        Rollback,
+    ));
+}
+
+static MISMATCH: AtomicBool = AtomicBool::new(false);
+
+#[test]
+fn synctest_1000_frames_at_check_distance_7_has_no_mismatch() {
+    let session = SessionBuilder::<Config>::new()
+        .with_num_players(1)
+        .unwrap()
+        .with_check_distance(7)
+        .add_player(PlayerType::Local, 0)
+        .unwrap()
+        .start_synctest_session()
+        .unwrap();
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, GgrsPlugin::<Config>::default()))
+        .add_plugins((EulerPhysicsPlugin, EulerPhysicsRollbackPlugin))
+        .insert_resource(Time::<Fixed>::from_hz(60.0))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 60.0,
+        )))
+        .insert_resource(Session::SyncTest(session))
+        .rollback_component_with_copy::<ConstantForce>()
+        .add_systems(ReadInputs, read_inputs)
+        .add_systems(Startup, scene)
+        .add_systems(GgrsSchedule, apply_inputs.in_set(PhysicsSystems::Prepare));
+    app.world_mut().add_observer(|_: On<SyncTestMismatch>| {
+        MISMATCH.store(true, Ordering::SeqCst);
+    });
+
+    let mut slept = false;
+    let mut hand_moved = false;
+    let start = Vec3::new(3.0, 0.0, 0.0);
+    for _ in 0..1000 {
+        app.update();
+        let world = app.world_mut();
+        slept |= world.query::<&Sleeping>().iter(world).next().is_some();
+        hand_moved |= world
+            .query_filtered::<&Body, With<Hand>>()
+            .iter(world)
+            .any(|b| b.position != start);
+    }
+    assert!(
+        !MISMATCH.load(Ordering::SeqCst),
+        "SyncTest found a mismatch"
+    );
+    let frames = app.world().resource::<RollbackFrameCount>().0;
+    assert!(frames >= 999, "{frames} frames ran");
+    // The run did what the scene is for: islands slept, the drag moved the
+    // hand, and everything stayed finite.
+    assert!(slept, "an island fell asleep during the run");
+    assert!(hand_moved);
+    let world = app.world_mut();
+    assert!(
+        world
+            .query::<&Body>()
+            .iter(world)
+            .all(|b| b.position.is_finite() && b.velocity.is_finite())
+    );
+}
