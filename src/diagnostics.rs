@@ -10,14 +10,17 @@
 use core::fmt;
 
 use bevy::ecs::entity::Entities;
+use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::system::SystemParam;
+use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
 use crate::body::{Body, Damping, mark_solver_dirty};
 use crate::constraints::DistanceConstraint;
+use crate::islands::Island;
 use crate::islands::SleepSettings;
 use crate::schedule::{PhysicsSettings, PhysicsStep};
-use crate::solver::SolverState;
+use crate::solver::{BodyIndex, SolverState};
 use crate::spring::Spring;
 
 /// What is wrong with a body or a spring.
@@ -214,8 +217,20 @@ impl fmt::Display for PhysicsIssue {
 /// ```
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component, Debug, PartialEq, Clone)]
-#[component(on_insert = mark_solver_dirty, on_remove = mark_solver_dirty)]
+#[component(on_insert = leave_the_step, on_remove = mark_solver_dirty)]
 pub struct PhysicsError(pub PhysicsIssue);
+
+/// Hook: a body or join left the step. A body's island and slot are
+/// forgotten at once, so nothing reads them stale before the rebuild.
+fn leave_the_step(mut world: DeferredWorld, ctx: HookContext) {
+    if let Some(mut island) = world.get_mut::<Island>(ctx.entity) {
+        *island = Island::NONE;
+    }
+    if let Some(mut index) = world.get_mut::<BodyIndex>(ctx.entity) {
+        *index = BodyIndex::default();
+    }
+    mark_solver_dirty(world, ctx);
+}
 
 /// Sent once for each problem the plugin reports (alongside a `warn!` log).
 ///

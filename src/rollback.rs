@@ -53,7 +53,7 @@ use crate::interpolation::PositionHistory;
 use crate::islands::{RestTime, Sleeping};
 use crate::schedule::{PhysicsSystems, SteppedElsewhere, run_step};
 use crate::snapshot::body_checksum;
-use crate::solver::SolverState;
+use crate::solver::{AnchorAsleep, SolverState};
 
 /// Runs the physics under bevy_ggrs; see the [module docs](self). Add it
 /// after [`EulerPhysicsPlugin`](crate::EulerPhysicsPlugin) and bevy_ggrs's
@@ -97,10 +97,14 @@ impl Plugin for EulerPhysicsRollbackPlugin {
 fn resync_after_rollback(
     mut solver: ResMut<SolverState>,
     mut sleeping: Query<&mut Sleeping>,
+    mut anchors: Query<&mut AnchorAsleep>,
     ticks: SystemChangeTick,
 ) {
     solver.resync();
     for mut sleeping in &mut sleeping {
         sleeping.since = ticks.this_run();
+    }
+    for mut anchor in &mut anchors {
+        anchor.since = ticks.this_run();
     }
 }

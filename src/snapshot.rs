@@ -45,7 +45,7 @@ use crate::body::Body;
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
 use crate::islands::{RestTime, Sleeping};
-use crate::solver::SolverState;
+use crate::solver::{AnchorAsleep, SolverState};
 
 /// One body's saved state.
 #[derive(Debug, Clone, Copy, PartialEq, Reflect)]
@@ -191,9 +191,14 @@ impl PhysicsSnapshot {
                 continue;
             }
             if state.sleeping {
-                if !entity.contains::<Sleeping>() {
-                    entity.remove::<AccumulatedForce>();
-                    entity.insert(Sleeping { since });
+                match entity.get_mut::<Sleeping>() {
+                    // Asleep before and after: the writes above are not a
+                    // touch either.
+                    Some(mut sleeping) => sleeping.since = since,
+                    None => {
+                        entity.remove::<AccumulatedForce>();
+                        entity.insert(Sleeping { since });
+                    }
                 }
             } else {
                 if entity.contains::<Sleeping>() {
@@ -212,6 +217,11 @@ impl PhysicsSnapshot {
             }
         }
         world.flush();
+        // Moving an anchor wakes what hangs from it; restoring it does not.
+        let mut anchors = world.query::<&mut AnchorAsleep>();
+        for mut anchor in anchors.iter_mut(world) {
+            anchor.since = since;
+        }
         if let Some(mut solver) = world.get_resource_mut::<SolverState>() {
             solver.resync();
         }

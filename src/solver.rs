@@ -73,7 +73,7 @@ pub(crate) type Stepped = (
 /// it, and moving it wakes them.
 #[derive(Component, Debug, Clone, Copy)]
 pub(crate) struct AnchorAsleep {
-    since: Tick,
+    pub since: Tick,
 }
 
 /// A body's slot in the solver's dense arrays, and its pass group.
@@ -166,6 +166,8 @@ pub(crate) struct SolverState {
     pub islands: Vec<IslandState>,
     pub island_members: Vec<Entity>,
     any_sleeping: bool,
+    /// Fixed bodies that sleeping islands hang from.
+    holding_sleepers: EntityHashSet,
     wake_requests: Vec<(WakeTarget, WakeCause)>,
     pub sleep_requests: Vec<Entity>,
     /// Springs already reported as unstable.
@@ -202,6 +204,9 @@ impl SolverState {
         self.wake_requests.clear();
         self.sleep_requests.clear();
         self.dirty = true;
+        // Until the rebuild knows better: the restored state may hold
+        // sleeping islands that writes before the next step must wake.
+        self.any_sleeping = true;
     }
 
     /// Asks the start of the next step to wake an island.
@@ -286,6 +291,7 @@ pub(crate) fn detect_wakes(
     written: Query<(Entity, Ref<Body>, &Sleeping), Changed<Body>>,
     forced: Query<(Entity, Ref<ConstantForce>, &Sleeping), Changed<ConstantForce>>,
     anchors: Query<(Entity, Ref<Body>, &AnchorAsleep), Changed<Body>>,
+    moved_fixed: Query<(Entity, &Body), MovedAwake>,
     changed_springs: Query<(Entity, &Spring), Changed<Spring>>,
     changed: ChangedConstraints,
     ticks: SystemChangeTick,
@@ -328,6 +334,16 @@ pub(crate) fn detect_wakes(
             solver.request_wake(WakeTarget::Body(entity), WakeCause::ForceChanged(entity));
         }
     }
+    // A fixed body holding both awake and sleeping islands has no
+    // `AnchorAsleep`; its move wakes the sleeping ones too.
+    for (entity, body) in &moved_fixed {
+        if body.inv_mass == 0.0 && solver.holding_sleepers.contains(&entity) {
+            solver.request_wake(
+                WakeTarget::Anchor(entity),
+                WakeCause::FixedBodyMoved(entity),
+            );
+        }
+    }
     for (entity, body, anchor) in &anchors {
         if body.last_changed().is_newer_than(anchor.since, now) {
             solver.request_wake(
@@ -340,6 +356,9 @@ pub(crate) fn detect_wakes(
         solver.request_wake(WakeTarget::All, WakeCause::GravityChanged);
     }
 }
+
+/// An awake body written since the last step.
+type MovedAwake = (Changed<Body>, Without<Sleeping>, Without<AnchorAsleep>);
 
 /// Rods, radii and planes changed in place.
 #[derive(bevy::ecs::system::SystemParam)]
@@ -567,7 +586,11 @@ pub(crate) fn rebuild(
             }
             _ => true,
         });
-    for (entity, spring) in &springs {
+    // In entity order, whatever the tables' order: the sums over a body's
+    // springs then do not depend on how the scene was edited.
+    let mut springs: Vec<_> = springs.iter().collect();
+    springs.sort_unstable_by_key(|&(entity, _)| entity);
+    for (entity, spring) in springs {
         if !anchor_wakes.is_empty() {
             for (end, other) in [(spring.a, spring.b), (spring.b, spring.a)] {
                 if let Some(&cause) = anchor_wakes.get(&end) {
@@ -614,7 +637,9 @@ pub(crate) fn rebuild(
 
     // Rods: check each, join islands.
     let mut rod_links = Vec::new();
-    for (entity, rod) in &rods {
+    let mut rods: Vec<_> = rods.iter().collect();
+    rods.sort_unstable_by_key(|&(entity, _)| entity);
+    for (entity, rod) in rods {
         if !anchor_wakes.is_empty() {
             for (end, other) in [(rod.a, rod.b), (rod.b, rod.a)] {
                 if let Some(&cause) = anchor_wakes.get(&end) {
@@ -893,6 +918,7 @@ pub(crate) fn rebuild(
     // passes (moving it wakes them, which brings it back).
     let mut holds_awake = vec![false; n];
     let mut has_spring = vec![false; n];
+    solver.holding_sleepers.clear();
     let ends = links
         .iter()
         .map(|link| (link.a, link.b))
@@ -903,10 +929,28 @@ pub(crate) fn rebuild(
         for end in [a as usize, b as usize] {
             has_spring[end] = true;
             holds_awake[end] |= awake;
+            if !awake && !nodes[end].dynamic {
+                solver.holding_sleepers.insert(nodes[end].entity);
+            }
         }
     }
     let fixed_start = next;
     for (i, node) in nodes.iter().enumerate() {
+        // Markers of the other kind, left by a body that switched between
+        // fixed and dynamic: a dynamic body is never a resting anchor, a
+        // fixed one never asleep (it joins no island).
+        if node.dynamic && node.anchor_asleep {
+            reporter
+                .commands()
+                .entity(node.entity)
+                .try_remove::<AnchorAsleep>();
+        }
+        if !node.dynamic && node.sleeping.is_some() {
+            reporter
+                .commands()
+                .entity(node.entity)
+                .try_remove::<Sleeping>();
+        }
         if node.dynamic {
             continue;
         }

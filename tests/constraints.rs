@@ -256,3 +256,20 @@ fn bad_constraints_are_reported_once() {
     step(&mut app, 2);
     assert!(!has_error(&app, negative));
 }
+
+/// A NaN position bias is read as the default, not spread into velocities.
+#[test]
+fn a_nan_position_bias_spreads_no_nan() {
+    let mut app = app();
+    app.insert_resource(ConstraintSettings {
+        position_bias: f32::NAN,
+        ..default()
+    });
+    let pivot = spawn(&mut app, Body::fixed(Vec3::ZERO));
+    let bob = spawn(&mut app, Body::new(1.0).with_position(Vec3::X));
+    spawn(&mut app, DistanceConstraint::new(pivot, bob, 1.0));
+    step(&mut app, 50);
+    assert!(all_bodies_finite(&mut app));
+    assert!(!has_error(&app, bob));
+    assert!((body(&app, bob).position.length() - 1.0).abs() < 0.01);
+}

@@ -486,3 +486,48 @@ fn bad_thresholds_are_read_as_zero() {
     assert!(asleep(&app, odd));
     assert!(!asleep(&app, resting));
 }
+
+/// A fixed anchor that holds a sleeping rope, made dynamic: the rope wakes
+/// and the former anchor moves with it (it is no longer left out of the
+/// step as a resting anchor).
+#[test]
+fn an_anchor_made_dynamic_wakes_its_rope_and_moves() {
+    let mut app = sleepy_app();
+    let p = pendulum(&mut app, 0.0, 0.0, ());
+    app.world_mut().commands().entity(p.bob).sleep_island();
+    step(&mut app, 3);
+    assert!(asleep(&app, p.bob));
+    body_mut(&mut app, p.anchor).inv_mass = 1.0;
+    step(&mut app, 10);
+    assert!(!asleep(&app, p.bob));
+    assert!(!asleep(&app, p.anchor));
+    // Two free bodies on a spring fall together.
+    assert!(body(&app, p.anchor).position.y < 0.0);
+    assert!(body(&app, p.anchor).velocity.y < 0.0);
+}
+
+/// One anchor holding an awake rope and a sleeping one: moving it wakes
+/// the sleeping one too.
+#[test]
+fn an_anchor_holding_awake_and_sleeping_islands_wakes_the_sleeping_one() {
+    let mut app = sleepy_app();
+    let p = pendulum(&mut app, 0.0, 0.0, ());
+    let awake = spawn(
+        &mut app,
+        (
+            Body::new(1.0).with_position(Vec3::new(0.5, -1.0, 0.0)),
+            SleepingDisabled,
+        ),
+    );
+    spawn(&mut app, Spring::new(p.anchor, awake, REST, K));
+    app.world_mut().commands().entity(p.bob).sleep_island();
+    step(&mut app, 3);
+    assert!(asleep(&app, p.bob) && !asleep(&app, awake));
+    app.world_mut().resource_mut::<Events>().woke.clear();
+    body_mut(&mut app, p.anchor).position.x += 0.3;
+    step(&mut app, 1);
+    assert!(!asleep(&app, p.bob));
+    let woke = &app.world().resource::<Events>().woke;
+    assert_eq!(woke.len(), 1);
+    assert_eq!(woke[0].cause, WakeCause::FixedBodyMoved(p.anchor));
+}

@@ -147,3 +147,37 @@ fn the_checksum_sees_one_bit_and_restore_counts_missing_bodies() {
         .unwrap();
     assert_eq!(body(&app, scene.settling[3]), state.body);
 }
+
+/// An island asleep when saved and still asleep when restored stays asleep:
+/// the restore's own writes are not a touch.
+#[test]
+fn restoring_keeps_islands_asleep_that_slept_throughout() {
+    let mut app = app();
+    let scene = scene(&mut app);
+    app.world_mut()
+        .commands()
+        .entity(scene.sleeper)
+        .sleep_island();
+    step(&mut app, 10);
+    assert!(app.world().get::<Sleeping>(scene.sleeper).is_some());
+    let saved = PhysicsSnapshot::save(app.world_mut());
+    step(&mut app, 30);
+    let mut first = Vec::new();
+    for _ in 0..30 {
+        step(&mut app, 1);
+        first.push(physics_checksum(app.world_mut()));
+    }
+    saved.restore(app.world_mut());
+    step(&mut app, 30);
+    for (n, expected) in first.iter().enumerate() {
+        step(&mut app, 1);
+        assert_eq!(physics_checksum(app.world_mut()), *expected, "step {n}");
+    }
+    assert!(app.world().get::<Sleeping>(scene.sleeper).is_some());
+    let woke = app
+        .world()
+        .resource::<Messages<IslandWoke>>()
+        .iter_current_update_messages()
+        .count();
+    assert_eq!(woke, 0);
+}

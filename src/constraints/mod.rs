@@ -233,6 +233,24 @@ pub struct ConstraintSettings {
     pub bounce_threshold: f32,
 }
 
+impl ConstraintSettings {
+    /// `position_bias` as used: clamped to `[0, 1]`, and NaN or infinite
+    /// read as the default 0.2.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// let s = ConstraintSettings { position_bias: f32::NAN, ..Default::default() };
+    /// assert_eq!(s.bias(), 0.2);
+    /// ```
+    pub fn bias(&self) -> f32 {
+        if self.position_bias.is_finite() {
+            self.position_bias.clamp(0.0, 1.0)
+        } else {
+            0.2
+        }
+    }
+}
+
 impl Default for ConstraintSettings {
     fn default() -> Self {
         Self {
@@ -316,7 +334,7 @@ pub(crate) fn solve_constraints(
         return;
     }
     let h = step.dt;
-    let beta = settings.position_bias.clamp(0.0, 1.0);
+    let beta = settings.bias();
     let (rods, rounds) = (
         &solver.rods[group.rods.clone()],
         &solver.rounds[group.rounds.clone()],
