@@ -267,6 +267,7 @@ impl PhysicsSnapshot {
 
 /// A checksum of one body (the bits of its position, velocity and inverse
 /// mass), for a rollback session's checksum.
+#[cfg(feature = "ggrs")]
 pub(crate) fn body_checksum(body: &Body) -> u64 {
     let mut hash = WordHash::default();
     for x in body
