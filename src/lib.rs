@@ -88,8 +88,8 @@ pub mod prelude {
         DistanceConstraint, EulerPhysicsPlugin, Gravity, GroundPlane, Island, IslandCommands,
         IslandSlept, IslandWoke, PhysicsError, PhysicsIssue, PhysicsSettings, PhysicsSnapshot,
         PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius,
-        SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring, SubstepBodies, Substeps,
-        TransformSyncDisabled, WakeCause, physics_checksum,
+        RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring, SubstepBodies,
+        Substeps, TransformSyncDisabled, WakeCause, physics_checksum,
     };
 }
 
