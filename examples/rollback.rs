@@ -2,12 +2,17 @@
 //! process each, in a GGRS peer-to-peer session on loopback.
 //!
 //! ```text
-//! cargo run --release --example rollback -- --local-port 7000 --remote 127.0.0.1:7001 --frames 600
-//! cargo run --release --example rollback -- --local-port 7001 --remote 127.0.0.1:7000 --frames 600
+//! cargo run --release --example rollback -- --local-port 7000 --remote 127.0.0.1:7001
+//! cargo run --release --example rollback -- --local-port 7001 --remote 127.0.0.1:7000
 //! ```
 //!
-//! Headless (the only mode of this version): each process runs its scripted
-//! inputs (its player pushes its ragdoll left and right on a timetable) for
+//! In a window (the default), each player pushes their own ragdoll with the
+//! Left and Right arrow keys (player 1 is the lower port, on the left); the
+//! other ragdoll moves as the other process says, rolled back and replayed
+//! when its inputs arrive late. The title shows the frame and how many
+//! frames were re-simulated so far.
+//!
+//! With `--headless`, each process instead runs scripted inputs (its player pushes its ragdoll left and right on a timetable) for
 //! `--frames` confirmed frames, sending through a socket that holds every
 //! packet back by `--latency` ms plus up to `--jitter` ms, so that inputs
 //! arrive late and the session rolls back and re-simulates. It then prints
@@ -40,10 +45,11 @@ type Config = GgrsConfig<u8>;
 const LEFT: u8 = 1;
 const RIGHT: u8 = 2;
 
-const USAGE: &str = "usage: rollback --local-port PORT --remote IP:PORT [--frames N] \
-                     [--latency MS] [--jitter MS]";
+const USAGE: &str = "usage: rollback --local-port PORT --remote IP:PORT [--headless] \
+                     [--frames N] [--latency MS] [--jitter MS]";
 
 struct Args {
+    headless: bool,
     local_port: u16,
     remote: SocketAddr,
     frames: i32,
@@ -55,10 +61,12 @@ fn parse_args() -> Result<Args, String> {
     let mut local_port = None;
     let mut remote = None;
     let (mut frames, mut latency, mut jitter) = (600, 40, 30);
+    let mut headless = false;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or(format!("{flag} needs a value"));
         match flag.as_str() {
+            "--headless" => headless = true,
             "--local-port" => {
                 local_port = Some(value()?.parse().map_err(|e| format!("--local-port: {e}"))?)
             }
@@ -73,6 +81,7 @@ fn parse_args() -> Result<Args, String> {
         return Err("--frames must be at least 1".into());
     }
     Ok(Args {
+        headless,
         local_port: local_port.ok_or("--local-port is required")?,
         remote: remote.ok_or("--remote is required")?,
         frames,
@@ -176,7 +185,24 @@ fn main() {
         .expect("the session starts");
 
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, GgrsPlugin::<Config>::default()))
+    if args.headless {
+        app.add_plugins(MinimalPlugins)
+            .add_systems(ReadInputs, read_inputs);
+    } else {
+        app.add_plugins(DefaultPlugins.set(WindowPlugin {
+            primary_window: Some(Window {
+                title: "bevy_euler_physics: rollback".into(),
+                resolution: (1000, 600).into(),
+                ..default()
+            }),
+            ..default()
+        }))
+        .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)))
+        .add_systems(ReadInputs, read_keys)
+        .add_systems(Startup, camera)
+        .add_systems(Update, (draw, title));
+    }
+    app.add_plugins(GgrsPlugin::<Config>::default())
         .add_plugins((EulerPhysicsPlugin, EulerPhysicsRollbackPlugin))
         .insert_resource(Time::<Fixed>::from_hz(60.0))
         .insert_resource(Session::P2P(session))
@@ -185,11 +211,14 @@ fn main() {
             ..default()
         })
         .rollback_component_with_copy::<ConstantForce>()
-        .add_systems(ReadInputs, read_inputs)
         .add_systems(Startup, scene)
         .add_systems(GgrsSchedule, push.in_set(PhysicsSystems::Prepare))
         .add_systems(GgrsSchedule, record.in_set(PhysicsSystems::Finish));
 
+    if !args.headless {
+        app.run();
+        return;
+    }
     let started = Instant::now();
     loop {
         app.update();
@@ -237,6 +266,74 @@ fn read_inputs(mut commands: Commands, players: Res<LocalPlayers>, mut frame: Lo
     }
     *frame += 1;
     commands.insert_resource(LocalInputs::<Config>(inputs));
+}
+
+/// The local player's arrow keys.
+fn read_keys(mut commands: Commands, players: Res<LocalPlayers>, keys: Res<ButtonInput<KeyCode>>) {
+    let mut input = 0;
+    if keys.pressed(KeyCode::ArrowLeft) {
+        input |= LEFT;
+    }
+    if keys.pressed(KeyCode::ArrowRight) {
+        input |= RIGHT;
+    }
+    let inputs = players.0.iter().map(|&handle| (handle, input)).collect();
+    commands.insert_resource(LocalInputs::<Config>(inputs));
+}
+
+fn camera(mut commands: Commands) {
+    commands.spawn((
+        Camera2d,
+        Projection::Orthographic(OrthographicProjection {
+            scale: 1.0 / 120.0,
+            ..OrthographicProjection::default_2d()
+        }),
+        Transform::from_xyz(0.0, 1.2, 0.0),
+    ));
+}
+
+/// The ground, the rods and the bodies, at their interpolated positions.
+fn draw(
+    bodies: Query<(&Transform, &Radius, Has<Torso>)>,
+    rods: Query<&DistanceConstraint>,
+    transforms: Query<&Transform>,
+    mut gizmos: Gizmos,
+) {
+    gizmos.line_2d(
+        Vec2::new(-5.0, 0.0),
+        Vec2::new(5.0, 0.0),
+        Color::srgb(0.5, 0.5, 0.55),
+    );
+    for rod in &rods {
+        if let (Ok(a), Ok(b)) = (transforms.get(rod.a), transforms.get(rod.b)) {
+            gizmos.line_2d(
+                a.translation.truncate(),
+                b.translation.truncate(),
+                Color::srgb(0.9, 0.75, 0.4),
+            );
+        }
+    }
+    for (transform, radius, torso) in &bodies {
+        let color = if torso {
+            Color::srgb(0.95, 0.5, 0.35)
+        } else {
+            Color::srgb(0.7, 0.8, 0.95)
+        };
+        gizmos.circle_2d(transform.translation.truncate(), radius.0, color);
+    }
+}
+
+/// The frame and the re-simulated frames in the title.
+fn title(run: Res<Run>, frame: Res<RollbackFrameCount>, mut windows: Query<&mut Window>) {
+    for mut window in &mut windows {
+        let title = format!(
+            "bevy_euler_physics: rollback (frame {}, {} frames re-simulated; arrows push your ragdoll)",
+            frame.0, run.resimulated
+        );
+        if window.title != title {
+            window.title = title;
+        }
+    }
 }
 
 /// Each player's input pushes its ragdoll's torso.

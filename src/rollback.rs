@@ -13,8 +13,9 @@
 //! - it registers for rollback every component the next step depends on
 //!   besides your scene's: [`Body`], [`Sleeping`], [`RestTime`] (how long
 //!   each island has rested), [`AccumulatedForce`] and [`PositionHistory`];
-//! - it adds [`Body`] to the session's checksum (the bits of its position,
-//!   velocity and inverse mass);
+//! - it adds to the session's checksum each [`Body`] (the bits of its
+//!   position, velocity and inverse mass), which bodies are [`Sleeping`] and
+//!   each body's [`RestTime`], so a desync in sleep states shows at once;
 //! - after each rollback it tells the solver to rebuild its index, islands,
 //!   substep counts and stability loads from the restored components (they
 //!   are derived, not saved) and not to take the restore for a touch that
@@ -83,6 +84,9 @@ impl Plugin for EulerPhysicsRollbackPlugin {
             .rollback_component_with_copy::<AccumulatedForce>()
             .rollback_component_with_copy::<PositionHistory>()
             .checksum_component::<Body>(body_checksum)
+            // Which bodies sleep, and how long their islands have rested.
+            .checksum_component::<Sleeping>(|_| 1)
+            .checksum_component::<RestTime>(|rest| u64::from(rest.seconds().to_bits()))
             .add_systems(
                 LoadWorld,
                 resync_after_rollback

@@ -163,10 +163,8 @@ fn scene(mut commands: Commands) {
     ));
 }
 
-static MISMATCH: AtomicBool = AtomicBool::new(false);
-
-#[test]
-fn synctest_1000_frames_at_check_distance_7_has_no_mismatch() {
+/// The SyncTest app over [`scene`], setting `flag` on a mismatch.
+fn synctest_app(flag: &'static AtomicBool) -> App {
     let session = SessionBuilder::<Config>::new()
         .with_num_players(1)
         .unwrap()
@@ -187,10 +185,18 @@ fn synctest_1000_frames_at_check_distance_7_has_no_mismatch() {
         .add_systems(ReadInputs, read_inputs)
         .add_systems(Startup, scene)
         .add_systems(GgrsSchedule, apply_inputs.in_set(PhysicsSystems::Prepare));
-    app.world_mut().add_observer(|_: On<SyncTestMismatch>| {
-        MISMATCH.store(true, Ordering::SeqCst);
-    });
+    app.world_mut()
+        .add_observer(move |_: On<SyncTestMismatch>| {
+            flag.store(true, Ordering::SeqCst);
+        });
+    app
+}
 
+static MISMATCH: AtomicBool = AtomicBool::new(false);
+
+#[test]
+fn synctest_1000_frames_at_check_distance_7_has_no_mismatch() {
+    let mut app = synctest_app(&MISMATCH);
     let mut slept = false;
     let mut hand_moved = false;
     let start = Vec3::new(3.0, 0.0, 0.0);
@@ -219,5 +225,33 @@ fn synctest_1000_frames_at_check_distance_7_has_no_mismatch() {
             .query::<&Body>()
             .iter(world)
             .all(|b| b.position.is_finite() && b.velocity.is_finite())
+    );
+}
+
+static NOTICED: AtomicBool = AtomicBool::new(false);
+static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// A force from outside the rollback state (a global counter): each
+/// re-simulation differs, which the checksums must catch.
+fn leak(mut ends: Query<&mut Body, With<RopeEnd>>) {
+    let calls = CALLS.fetch_add(1, Ordering::SeqCst);
+    for mut body in &mut ends {
+        // Re-simulations of a frame are 7 runs apart here (the check
+        // distance): a modulus of 5 makes each differ.
+        body.velocity.x += 1e-3 * (calls % 5) as f32;
+    }
+}
+
+/// The negative control: the same check does catch a non-deterministic step.
+#[test]
+fn synctest_catches_a_step_that_is_not_deterministic() {
+    let mut app = synctest_app(&NOTICED);
+    app.add_systems(GgrsSchedule, leak.in_set(PhysicsSystems::Finish));
+    for _ in 0..60 {
+        app.update();
+    }
+    assert!(
+        NOTICED.load(Ordering::SeqCst),
+        "the mismatch went unnoticed"
     );
 }

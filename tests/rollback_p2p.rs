@@ -2,7 +2,7 @@
 //! on loopback with simulated latency and jitter: both end on the same
 //! physics checksum, and the late inputs made them roll back.
 
-#![cfg(feature = "ggrs")]
+#![cfg(all(feature = "ggrs", feature = "render"))]
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -51,6 +51,7 @@ fn two_peers_agree_on_the_checksum_after_rollbacks() {
     let spawn = |local: u16, remote: u16| {
         Command::new(&binary)
             .args([
+                "--headless",
                 "--local-port",
                 &local.to_string(),
                 "--remote",
