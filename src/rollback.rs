@@ -19,7 +19,9 @@
 //! - after each rollback it tells the solver to rebuild its index, islands,
 //!   substep counts and stability loads from the restored components (they
 //!   are derived, not saved) and not to take the restore for a touch that
-//!   wakes sleeping islands.
+//!   wakes sleeping islands. The constraint solver keeps no warm-start data
+//!   between passes (its impulses start from zero each pass), so there is
+//!   none to restore.
 //!
 //! Your own components that change during play — springs you add, forces,
 //! `Substeps`, `SleepingDisabled`, a dragged anchor's `Body` is already in
