@@ -173,7 +173,7 @@ pub(crate) struct SolverState {
     /// Springs already reported as unstable.
     unstable_reported: EntityHashSet,
     /// Bodies already reported for a bad `Substeps` or `SleepThreshold`.
-    settings_reported: EntityHashSet,
+    settings_reported: EntityHashMap<u8>,
     /// Set during a pass when something invalid was met; the end of the
     /// step then scans the bodies and reports.
     report_requested: AtomicBool,
@@ -520,21 +520,26 @@ pub(crate) fn rebuild(
         rest,
     ) in &bodies
     {
-        let mut report = |issue| {
-            if solver.settings_reported.insert(entity) {
+        // One warning per kind of bad value while it stays bad; a value
+        // fixed and broken again is reported again.
+        let was = solver.settings_reported.get(&entity).copied().unwrap_or(0);
+        let mut now_bad = 0u8;
+        let mut report = |bit: u8, issue| {
+            now_bad |= bit;
+            if was & bit == 0 {
                 reporter.warn(entity, issue);
             }
         };
         let substeps = substeps.map(|&Substeps(k)| {
             let used = k.clamp(1, PhysicsSettings::MAX_SUBSTEPS);
             if used != k {
-                report(PhysicsIssue::InvalidSubsteps { substeps: k, used });
+                report(1, PhysicsIssue::InvalidSubsteps { substeps: k, used });
             }
             used
         });
         let speed = threshold.map_or(default_speed, |&SleepThreshold(t)| {
             if sanitize(t) != t {
-                report(PhysicsIssue::InvalidSleepThreshold { threshold: t });
+                report(2, PhysicsIssue::InvalidSleepThreshold { threshold: t });
             }
             sanitize(t)
         });
@@ -542,10 +547,17 @@ pub(crate) fn rebuild(
             if r >= 0.0 && r.is_finite() {
                 Some(r)
             } else {
-                report(PhysicsIssue::InvalidRadius { radius: r });
+                report(4, PhysicsIssue::InvalidRadius { radius: r });
                 None
             }
         });
+        if now_bad != was {
+            if now_bad == 0 {
+                solver.settings_reported.remove(&entity);
+            } else {
+                solver.settings_reported.insert(entity, now_bad);
+            }
+        }
         node_of.insert(entity, nodes.len() as u32);
         nodes.push(Node {
             entity,

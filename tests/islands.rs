@@ -435,3 +435,32 @@ fn interpolation_stays_between_fixed_step_states() {
         );
     }
 }
+
+/// Two bad settings on one body: each is reported once; fixed and broken
+/// again, it is reported again.
+#[test]
+fn each_bad_setting_is_reported_once_while_it_lasts() {
+    let mut app = app();
+    let e = spawn(
+        &mut app,
+        (Body::new(1.0), Substeps(0), SleepThreshold(-1.0)),
+    );
+    step(&mut app, 3);
+    let kinds = |app: &App| {
+        warnings_for(app, e)
+            .iter()
+            .map(|issue| match issue {
+                PhysicsIssue::InvalidSubsteps { .. } => "substeps",
+                PhysicsIssue::InvalidSleepThreshold { .. } => "threshold",
+                _ => "other",
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(kinds(&app), ["substeps", "threshold"]);
+    app.world_mut().get_mut::<Substeps>(e).unwrap().0 = 2;
+    step(&mut app, 2);
+    assert_eq!(kinds(&app).len(), 2);
+    app.world_mut().get_mut::<Substeps>(e).unwrap().0 = 0;
+    step(&mut app, 2);
+    assert_eq!(kinds(&app), ["substeps", "threshold", "substeps"]);
+}
