@@ -61,6 +61,17 @@ macro_rules! for_each_maybe_par {
 }
 pub(crate) use for_each_maybe_par;
 
+/// The ends a spring or rod had at the last rebuild: when your code re-points
+/// a join in place, the island it left wakes too.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct JoinEnds(pub [Entity; 2]);
+
+impl Default for JoinEnds {
+    fn default() -> Self {
+        Self([Entity::PLACEHOLDER; 2])
+    }
+}
+
 /// The bodies a step moves: neither left out for an error nor asleep (nor a
 /// fixed body that only sleeping islands hang from).
 pub(crate) type Stepped = (
@@ -292,22 +303,22 @@ pub(crate) fn detect_wakes(
     forced: Query<(Entity, Ref<ConstantForce>, &Sleeping), Changed<ConstantForce>>,
     anchors: Query<(Entity, Ref<Body>, &AnchorAsleep), Changed<Body>>,
     moved_fixed: Query<(Entity, &Body), MovedAwake>,
-    changed_springs: Query<(Entity, &Spring), Changed<Spring>>,
+    changed_springs: Query<(Entity, &Spring, &JoinEnds), Changed<Spring>>,
     changed: ChangedConstraints,
     ticks: SystemChangeTick,
 ) {
     let any_sleeping = solver.any_sleeping;
-    for (entity, spring) in &changed_springs {
+    for (entity, spring, old) in &changed_springs {
         solver.dirty = true;
         if any_sleeping {
-            for end in [spring.a, spring.b] {
+            for end in [spring.a, spring.b].into_iter().chain(old.0) {
                 solver.request_wake(WakeTarget::Body(end), WakeCause::SpringChanged(entity));
             }
         }
     }
-    for (entity, rod) in &changed.rods {
+    for (entity, rod, old) in &changed.rods {
         solver.dirty = true;
-        for end in [rod.a, rod.b] {
+        for end in [rod.a, rod.b].into_iter().chain(old.0) {
             solver.request_wake(WakeTarget::Body(end), WakeCause::ConstraintChanged(entity));
         }
     }
@@ -363,7 +374,12 @@ type MovedAwake = (Changed<Body>, Without<Sleeping>, Without<AnchorAsleep>);
 /// Rods, radii and planes changed in place.
 #[derive(bevy::ecs::system::SystemParam)]
 pub(crate) struct ChangedConstraints<'w, 's> {
-    rods: Query<'w, 's, (Entity, &'static DistanceConstraint), Changed<DistanceConstraint>>,
+    rods: Query<
+        'w,
+        's,
+        (Entity, &'static DistanceConstraint, &'static JoinEnds),
+        Changed<DistanceConstraint>,
+    >,
     radii: Query<'w, 's, Entity, Changed<Radius>>,
     planes: Query<'w, 's, Entity, Changed<GroundPlane>>,
 }
@@ -448,6 +464,13 @@ impl UnionFind {
 /// The valid joins of one kind (springs or rods).
 type Joins<'w, 's, T> = Query<'w, 's, (Entity, &'static T), Without<PhysicsError>>;
 
+/// A join and the ends it had at the last rebuild.
+type JoinData = (
+    &'static mut JoinEnds,
+    Option<&'static Spring>,
+    Option<&'static DistanceConstraint>,
+);
+
 /// A body whose per-body island settings changed in place.
 type ChangedSettingsFilter = Or<(Changed<Substeps>, Changed<SleepThreshold>)>;
 
@@ -476,6 +499,7 @@ pub(crate) fn rebuild(
     mut solver: ResMut<SolverState>,
     mut bodies: Query<BuildData, Without<PhysicsError>>,
     (springs, rods): (Joins<Spring>, Joins<DistanceConstraint>),
+    mut join_ends: Query<JoinData>,
     changed_bodies: Query<(), ChangedSettingsFilter>,
     has_body: Query<(), With<Body>>,
     entities: &Entities,
@@ -1135,6 +1159,18 @@ pub(crate) fn rebuild(
     solver.group_synced = vec![None; groups.len()];
     solver.groups = groups;
     solver.any_sleeping = islands.iter().any(|island| island.sleeping);
+    // Each join's ends, so that re-pointing one in place also wakes the
+    // island it left.
+    for (mut old, spring, rod) in &mut join_ends {
+        let now = match (spring, rod) {
+            (Some(s), _) => [s.a, s.b],
+            (None, Some(r)) => [r.a, r.b],
+            (None, None) => continue,
+        };
+        if old.0 != now {
+            old.0 = now;
+        }
+    }
     solver.islands = islands;
     solver.island_members = island_members;
 }

@@ -20,7 +20,7 @@ use bevy::ecs::world::DeferredWorld;
 
 use crate::islands::{WakeCause, WakeTarget};
 use crate::schedule::{PhysicsSettings, PhysicsStep};
-use crate::solver::SolverState;
+use crate::solver::{JoinEnds, SolverState};
 
 /// A damped spring between two bodies, on an entity of its own.
 ///
@@ -57,6 +57,7 @@ use crate::solver::SolverState;
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component, Debug, PartialEq, Clone)]
 #[component(on_insert = wake_ends, on_discard = wake_ends)]
+#[require(JoinEnds)]
 pub struct Spring {
     /// The first body.
     pub a: Entity,

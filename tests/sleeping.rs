@@ -326,6 +326,20 @@ fn springs_added_changed_or_removed_wake_their_islands() {
     );
 }
 
+/// Re-pointing a spring in place wakes the island it left as well as the
+/// one it joins.
+#[test]
+fn re_pointing_a_spring_wakes_the_island_it_left() {
+    wakes(
+        |app, ps| {
+            // Island 0's spring now holds island 2's bob instead.
+            app.world_mut().get_mut::<Spring>(ps[0].spring).unwrap().b = ps[2].bob;
+        },
+        &[0, 2],
+        |ps| WakeCause::SpringChanged(ps[0].spring),
+    );
+}
+
 /// A new join between two sleeping islands wakes both and merges them
 /// (one message for the merged island).
 #[test]

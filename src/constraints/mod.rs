@@ -64,7 +64,7 @@ use bevy::prelude::*;
 use crate::body::{Body, mark_solver_dirty};
 use crate::islands::{WakeCause, WakeTarget};
 use crate::schedule::PhysicsStep;
-use crate::solver::{SolverState, Stepped};
+use crate::solver::{JoinEnds, SolverState, Stepped};
 
 /// A rigid rod: keeps bodies `a` and `b` at `length` from each other.
 /// Its own entity, like a [`Spring`](crate::Spring).
@@ -84,6 +84,7 @@ use crate::solver::{SolverState, Stepped};
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component, Debug, PartialEq, Clone)]
 #[component(on_insert = wake_ends, on_discard = wake_ends)]
+#[require(JoinEnds)]
 pub struct DistanceConstraint {
     /// One end.
     pub a: Entity,
