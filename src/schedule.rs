@@ -289,8 +289,9 @@ pub(crate) struct StepEnd;
 pub(crate) fn run_step(world: &mut World) {
     world.run_schedule(StepStart);
     let timestep = world.resource::<Time<Fixed>>().timestep();
-    let groups = world.resource::<SolverState>().group_passes();
-    for (group, passes) in groups.into_iter().enumerate() {
+    let groups = world.resource::<SolverState>().groups.len();
+    for group in 0..groups {
+        let passes = world.resource::<SolverState>().groups[group].passes;
         // `timestep / passes` in whole nanoseconds, as `Time<Fixed>` would
         // hold it: a pass of h/k is then the same as a fixed step of h/k.
         let dt = if passes == 1 {

@@ -248,16 +248,7 @@ impl PhysicsSnapshot {
         let mut hash = WordHash::default();
         for state in &self.bodies {
             hash.write(state.entity.to_bits());
-            let b = &state.body;
-            for x in b
-                .position
-                .to_array()
-                .into_iter()
-                .chain(b.velocity.to_array())
-            {
-                hash.write(u64::from(x.to_bits()));
-            }
-            hash.write(u64::from(b.inv_mass.to_bits()));
+            hash.write_body(&state.body);
             hash.write(u64::from(state.sleeping));
             hash.write(u64::from(state.rest_time.to_bits()));
         }
@@ -270,15 +261,7 @@ impl PhysicsSnapshot {
 #[cfg(feature = "ggrs")]
 pub(crate) fn body_checksum(body: &Body) -> u64 {
     let mut hash = WordHash::default();
-    for x in body
-        .position
-        .to_array()
-        .into_iter()
-        .chain(body.velocity.to_array())
-    {
-        hash.write(u64::from(x.to_bits()));
-    }
-    hash.write(u64::from(body.inv_mass.to_bits()));
+    hash.write_body(body);
     hash.finish()
 }
 
@@ -307,6 +290,19 @@ struct WordHash(u64);
 impl WordHash {
     fn write(&mut self, word: u64) {
         self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    /// The bits of a body's position, velocity and inverse mass.
+    fn write_body(&mut self, body: &Body) {
+        for x in body
+            .position
+            .to_array()
+            .into_iter()
+            .chain(body.velocity.to_array())
+        {
+            self.write(u64::from(x.to_bits()));
+        }
+        self.write(u64::from(body.inv_mass.to_bits()));
     }
 
     fn finish(&self) -> u64 {

@@ -203,11 +203,6 @@ impl SolverState {
         (self.valid.get(i) == Some(&true)).then_some(i)
     }
 
-    /// The pass count of each group, in the order they run.
-    pub fn group_passes(&self) -> Vec<u32> {
-        self.groups.iter().map(|g| g.passes).collect()
-    }
-
     /// After the state was restored wholesale (a snapshot, a rollback):
     /// forgets wake and sleep requests made by the restore itself and
     /// rebuilds the index from the restored components at the next step.

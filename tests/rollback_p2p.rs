@@ -4,25 +4,14 @@
 
 #![cfg(all(feature = "ggrs", feature = "render"))]
 
+mod lab;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 /// `target/<profile>/examples/rollback`, built by `cargo test`.
 fn example_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable's path");
-    let profile = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("the test runs from target/<profile>/deps");
-    let binary = profile
-        .join("examples")
-        .join(format!("rollback{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        binary.exists(),
-        "{} is missing: build it with `cargo build --example rollback` (plain `cargo test` does)",
-        binary.display()
-    );
-    binary
+    lab::example_binary("rollback", &["examples/rollback.rs"])
 }
 
 struct Report {

@@ -1,13 +1,14 @@
-//! Running the `integrator_lab` example's binary from the tests that hold
-//! its headless modes to the theory.
+//! Running the examples' binaries from the tests that drive their headless
+//! modes.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// `target/<profile>/examples/integrator_lab`, next to the `deps` folder
-/// this test runs from.
-pub fn lab_binary() -> PathBuf {
+/// `target/<profile>/examples/<name>`, next to the `deps` folder this test
+/// runs from; it must be newer than each of `sources` (paths from the
+/// crate's root), or the test would run an old build.
+pub fn example_binary(name: &str, sources: &[&str]) -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable's path");
     let profile = exe
         .parent()
@@ -15,27 +16,34 @@ pub fn lab_binary() -> PathBuf {
         .expect("the test runs from target/<profile>/deps");
     let binary = profile
         .join("examples")
-        .join(format!("integrator_lab{}", std::env::consts::EXE_SUFFIX));
-    let rebuild = "build it with `cargo build --example integrator_lab` (plain \
-                   `cargo test` builds it; `cargo test --test integrator_lab_cli` does not)";
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let rebuild = format!(
+        "build it with `cargo build --example {name}` (plain `cargo test` builds it; \
+         `cargo test --test <one test>` does not)"
+    );
     let built = std::fs::metadata(&binary)
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| panic!("{} is missing: {rebuild}", binary.display()));
-    // Cargo rebuilds when a source is newer than its output; so do we,
-    // rather than test an old build.
-    for source in [
-        concat!(env!("CARGO_MANIFEST_DIR"), "/examples/integrator_lab.rs"),
-        concat!(env!("CARGO_MANIFEST_DIR"), "/src/integrators.rs"),
-    ] {
-        if let Ok(changed) = std::fs::metadata(source).and_then(|m| m.modified()) {
+    for source in sources {
+        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(source);
+        if let Ok(changed) = std::fs::metadata(&source).and_then(|m| m.modified()) {
             assert!(
                 changed <= built,
-                "{} is older than {source}: {rebuild}",
-                binary.display()
+                "{} is older than {}: {rebuild}",
+                binary.display(),
+                source.display()
             );
         }
     }
     binary
+}
+
+/// The `integrator_lab` binary.
+pub fn lab_binary() -> PathBuf {
+    example_binary(
+        "integrator_lab",
+        &["examples/integrator_lab.rs", "src/integrators.rs"],
+    )
 }
 
 pub fn run(args: &[&str]) -> Output {
