@@ -122,7 +122,12 @@ pub(crate) fn interpolate(
     settings: Res<PhysicsSettings>,
     mut bodies: Query<(&Body, &PositionHistory, &mut Transform), Drawn>,
 ) {
-    let alpha = time.overstep_fraction();
+    // Without interpolation, every body is drawn where the last step left it.
+    let alpha = if settings.interpolate {
+        time.overstep_fraction()
+    } else {
+        1.0
+    };
     let parallel = solver.len() >= settings.parallel_threshold;
     crate::solver::for_each_maybe_par!(bodies, parallel, |(body, history, mut transform)| {
         let position = history.drawn_position(body, alpha);

@@ -155,6 +155,11 @@ pub struct PhysicsSettings {
     /// where waking threads would cost more than it saves. The result is the
     /// same bit for bit either way. Default: 16 384.
     pub parallel_threshold: usize,
+    /// Whether [`PhysicsSystems::Interpolate`] draws bodies between their last
+    /// two fixed positions (`true`), or at their latest fixed position
+    /// (`false`: the picture then moves in steps of the fixed rate, and
+    /// stutters when the frame rate and the fixed rate beat). Default: true.
+    pub interpolate: bool,
 }
 
 impl PhysicsSettings {
@@ -206,6 +211,7 @@ impl Default for PhysicsSettings {
             max_auto_substeps: 64,
             stability_target: 0.9,
             parallel_threshold: 16_384,
+            interpolate: true,
         }
     }
 }

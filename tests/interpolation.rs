@@ -134,3 +134,35 @@ fn opted_out_bodies_keep_their_transform() {
     assert_eq!(*app.world().get::<Transform>(e).unwrap(), mine);
     assert_ne!(body(&app, e).position, Vec3::ZERO);
 }
+
+/// With `PhysicsSettings::interpolate` off, a body is drawn exactly where the
+/// last fixed step left it, whatever the overstep; switching it back on
+/// draws the lerp again.
+#[test]
+fn interpolation_can_be_switched_off() {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    let v = Vec3::new(2.0, 0.0, 0.0);
+    let e = spawn(&mut app, Body::new(1.0).with_velocity(v));
+    app.world_mut()
+        .resource_mut::<PhysicsSettings>()
+        .interpolate = false;
+    frame(&mut app, 1.5);
+    let alpha = overstep(&app);
+    assert!(alpha > 0.25, "the frame ends between steps (α = {alpha})");
+    let history = *app.world().get::<PositionHistory>(e).unwrap();
+    assert_eq!(translation(&app, e), history.current());
+    assert_eq!(translation(&app, e), body(&app, e).position);
+
+    app.world_mut()
+        .resource_mut::<PhysicsSettings>()
+        .interpolate = true;
+    frame(&mut app, 0.25);
+    let alpha = overstep(&app);
+    let history = *app.world().get::<PositionHistory>(e).unwrap();
+    assert_eq!(
+        translation(&app, e),
+        history.previous().lerp(history.current(), alpha)
+    );
+    assert_ne!(translation(&app, e), history.current());
+}
