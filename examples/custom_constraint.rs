@@ -14,6 +14,8 @@
 //! on the circle. Two beads are also joined by a spring, so the constraint
 //! and the spring work on the same bodies. Press Space to flick the beads.
 
+mod support;
+
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 
@@ -39,6 +41,7 @@ fn main() {
                 ..default()
             }),
             EulerPhysicsPlugin,
+            support::CapturePlugin,
         ))
         .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)))
         .add_systems(Startup, setup)

@@ -109,6 +109,8 @@
 //! to stderr and exit with code 2. No window is opened and no Bevy app is
 //! built.
 
+mod support;
+
 use std::collections::VecDeque;
 
 use bevy::camera::ScalingMode;
@@ -915,7 +917,7 @@ fn run_window() {
             }),
             ..default()
         }))
-        .add_plugins(EguiPlugin::default())
+        .add_plugins((EguiPlugin::default(), support::CapturePlugin))
         .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)))
         .insert_resource(LabView::new(race))
         .add_systems(Startup, setup)

@@ -2,42 +2,67 @@
 //!
 //! `cargo run --release --example spring_rope`
 //!
-//! Five ropes, soft to stiff, each a chain of bodies joined by damped
-//! springs, and each its own island. The physics steps at 64 Hz; every rope
-//! has `AutoSubsteps`, so each runs the fewest passes that keep it stable (a
+//! Five ropes, soft to stiff, each `assets/models/rope.model.ron` (a fixed
+//! anchor and a chain of bodies joined by damped springs), each its own
+//! island. The physics steps at 64 Hz. With automatic substeps (the
+//! default here) each rope runs the fewest passes that keep it stable (a
 //! chain of masses `m` and springs `k` is stable while `2·√(k/m)·h' < 2`):
-//! the soft ropes run 1 pass per step, the stiffest several, and the text
-//! shows each rope's count and load. Ropes that come to rest fall asleep
-//! (drawn dimmer) and wake when kicked. Every frame draws the bodies between
-//! their last two fixed positions, so the motion is smooth at any frame
-//! rate. Press Space to kick every rope sideways, G to flip gravity.
+//! the soft ropes 1 pass per step, the stiffest several. Ropes that come to
+//! rest fall asleep (drawn dimmer) and wake when touched. Every frame draws
+//! the bodies between their last two fixed positions, so the motion is
+//! smooth at any frame rate; press I to see it without.
+//!
+//! The "Ropes" window sets each rope's stiffness, damping, substeps and
+//! whether it may sleep. Edit the model file while the example runs and the
+//! ropes are rebuilt from it (keeping the window's settings).
+//!
+//! Mouse: drag any body (left button). Keys: Space kicks every rope
+//! sideways, G flips gravity, I toggles interpolation, P pauses, N steps,
+//! F1 hides the physics panel.
+
+mod support;
 
 use bevy::prelude::*;
+use bevy_egui::input::egui_wants_any_keyboard_input;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use bevy_euler_physics::debug_ui::EulerPhysicsDebugPlugin;
 use bevy_euler_physics::prelude::*;
 
 /// Pixels per metre: the physics works in metres.
 const SCALE: f32 = 100.0;
+/// Where the anchors hang.
+const TOP: f32 = 2.2;
 
-/// One rope: where it hangs, how many links, how stiff, its colour.
-struct RopeSpec {
-    x: f32,
-    links: usize,
-    stiffness: f32,
+/// A rope: the [`PhysicsModelInstance`] entity, with its settings.
+#[derive(Component)]
+struct Rope {
+    number: usize,
     color: Color,
-}
-
-#[derive(Component)]
-struct RopeColor(Color);
-
-/// A rope's first body and stiffness, for the readout.
-#[derive(Component)]
-struct RopeHead {
     stiffness: f32,
+    damping: f32,
+    /// `None`: automatic.
+    substeps: Option<u32>,
+    may_sleep: bool,
+    /// The settings changed and must be applied to the springs and bodies.
+    dirty: bool,
 }
 
-/// The readout text.
+/// A body of a rope: which one.
 #[derive(Component)]
-struct Readout;
+struct Part(Entity);
+
+#[derive(Resource)]
+struct Looks {
+    ball: Handle<Mesh>,
+    anchor: Handle<Mesh>,
+    anchor_material: Handle<ColorMaterial>,
+}
+
+#[derive(Component)]
+struct Materials {
+    awake: Handle<ColorMaterial>,
+    asleep: Handle<ColorMaterial>,
+}
 
 fn main() {
     App::new()
@@ -51,22 +76,28 @@ fn main() {
                 ..default()
             }),
             EulerPhysicsPlugin,
+            PhysicsModelPlugin,
+            EulerPhysicsDebugPlugin,
+            support::CapturePlugin,
         ))
         .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)))
         .add_systems(Startup, setup)
         .add_systems(
             Update,
             (
-                controls.before(PhysicsSystems::Interpolate),
-                draw_springs.after(PhysicsSystems::Interpolate),
-                readout,
+                dress_parts,
+                apply_settings,
+                controls.run_if(not(egui_wants_any_keyboard_input)),
+                (show_sleep, draw_springs).after(PhysicsSystems::Interpolate),
             ),
         )
+        .add_systems(EguiPrimaryContextPass, panel)
         .run();
 }
 
 fn setup(
     mut commands: Commands,
+    assets: Res<AssetServer>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<ColorMaterial>>,
 ) {
@@ -78,96 +109,129 @@ fn setup(
         }),
         Transform::from_xyz(0.0, -0.9, 0.0),
     ));
-    commands.spawn((
-        Readout,
-        Text::new("spring_rope: Space kicks the ropes, G flips gravity"),
-        TextFont {
-            font_size: FontSize::Px(18.0),
-            ..default()
-        },
-        Node {
-            position_type: PositionType::Absolute,
-            left: Val::Px(12.0),
-            bottom: Val::Px(10.0),
-            ..default()
-        },
-    ));
-
+    commands.insert_resource(Looks {
+        ball: meshes.add(Circle::new(1.0)),
+        anchor: meshes.add(Rectangle::new(0.3, 0.08)),
+        anchor_material: materials.add(Color::srgb(0.8, 0.8, 0.85)),
+    });
+    let model: Handle<PhysicsModel> = assets.load("models/rope.model.ron");
     let ropes = [
-        RopeSpec {
-            x: -4.8,
-            links: 24,
-            stiffness: 500.0,
-            color: Color::srgb(0.95, 0.55, 0.35),
-        },
-        RopeSpec {
-            x: -2.4,
-            links: 22,
-            stiffness: 800.0,
-            color: Color::srgb(0.95, 0.8, 0.3),
-        },
-        RopeSpec {
-            x: 0.0,
-            links: 20,
-            stiffness: 2000.0,
-            color: Color::srgb(0.45, 0.85, 0.45),
-        },
-        RopeSpec {
-            x: 2.4,
-            links: 22,
-            stiffness: 5000.0,
-            color: Color::srgb(0.35, 0.7, 0.95),
-        },
-        RopeSpec {
-            x: 4.8,
-            links: 24,
-            stiffness: 10000.0,
-            color: Color::srgb(0.7, 0.5, 0.95),
-        },
+        (-4.8, 500.0, Color::srgb(0.95, 0.55, 0.35)),
+        (-2.4, 800.0, Color::srgb(0.95, 0.8, 0.3)),
+        (0.0, 2000.0, Color::srgb(0.45, 0.85, 0.45)),
+        (2.4, 5000.0, Color::srgb(0.35, 0.7, 0.95)),
+        (4.8, 10000.0, Color::srgb(0.7, 0.5, 0.95)),
     ];
-    let anchor_mesh = meshes.add(Rectangle::new(0.3, 0.08));
-    let anchor_material = materials.add(Color::srgb(0.8, 0.8, 0.85));
-    let ball = meshes.add(Circle::new(0.05));
-    let link = 0.12;
-    for rope in ropes {
-        let material = materials.add(rope.color);
-        let top = Vec3::new(rope.x, 2.2, 0.0);
-        let mut prev = commands
-            .spawn((
-                Body::fixed(top),
-                Mesh2d(anchor_mesh.clone()),
-                MeshMaterial2d(anchor_material.clone()),
-            ))
-            .id();
-        for i in 1..=rope.links {
-            // Start each rope swung out to one side, so it swings.
-            let along = Vec3::new(0.5, -0.87, 0.0) * (link * i as f32);
-            let last = i == rope.links;
-            let mass = if last { 1.0 } else { 0.2 };
-            let size = if last { 2.0 } else { 1.0 };
-            let mut bob = commands.spawn((
-                Body::new(mass).with_position(top + along),
-                Damping(0.05),
-                // Only the scale matters: the plugin sets the translation.
-                Transform::from_scale(Vec3::splat(size)),
-                Mesh2d(ball.clone()),
-                MeshMaterial2d(material.clone()),
-            ));
-            if i == 1 {
-                // One body is enough: the whole island follows it.
-                bob.insert((
-                    AutoSubsteps,
-                    RopeHead {
-                        stiffness: rope.stiffness,
-                    },
+    for (i, (x, stiffness, color)) in ropes.into_iter().enumerate() {
+        commands.spawn((
+            PhysicsModelInstance::new(model.clone(), Vec3::new(x, TOP, 0.0)),
+            Rope {
+                number: i + 1,
+                color,
+                stiffness,
+                damping: 0.5,
+                substeps: None,
+                may_sleep: true,
+                dirty: true,
+            },
+            Materials {
+                awake: materials.add(color),
+                asleep: materials.add(color.darker(0.3).with_alpha(0.5)),
+            },
+        ));
+    }
+}
+
+/// Gives the bodies of a (re)spawned rope their looks; its settings are
+/// applied next.
+fn dress_parts(
+    mut commands: Commands,
+    mut spawned: MessageReader<ModelSpawned>,
+    mut ropes: Query<(&ModelParts, &mut Rope, &Materials)>,
+    bodies: Query<(&Body, Option<&Radius>)>,
+    looks: Res<Looks>,
+) {
+    for message in spawned.read() {
+        let Ok((parts, mut rope, materials)) = ropes.get_mut(message.instance) else {
+            continue;
+        };
+        for (_, entity) in parts.bodies() {
+            let Ok((body, radius)) = bodies.get(entity) else {
+                continue;
+            };
+            let mut part = commands.entity(entity);
+            part.insert(Part(message.instance));
+            if body.is_fixed() {
+                part.insert((
+                    Transform::from_translation(body.position),
+                    Mesh2d(looks.anchor.clone()),
+                    MeshMaterial2d(looks.anchor_material.clone()),
+                ));
+            } else {
+                let size = radius.map_or(0.05, |r| r.0);
+                part.insert((
+                    Transform::from_translation(body.position).with_scale(Vec3::splat(size)),
+                    Mesh2d(looks.ball.clone()),
+                    MeshMaterial2d(materials.awake.clone()),
                 ));
             }
-            let bob = bob.id();
-            commands.spawn((
-                Spring::new(prev, bob, link, rope.stiffness).with_damping(0.5),
-                RopeColor(rope.color),
-            ));
-            prev = bob;
+        }
+        rope.dirty = true;
+    }
+}
+
+/// Applies each rope's settings to its springs and bodies.
+fn apply_settings(
+    mut commands: Commands,
+    mut ropes: Query<(&ModelParts, &mut Rope)>,
+    mut springs: Query<&mut Spring>,
+) {
+    for (parts, mut rope) in &mut ropes {
+        if !rope.dirty {
+            continue;
+        }
+        rope.dirty = false;
+        for &join in parts.joins() {
+            if let Ok(mut spring) = springs.get_mut(join) {
+                spring.stiffness = rope.stiffness;
+                spring.damping = rope.damping;
+            }
+        }
+        for (_, entity) in parts.bodies() {
+            let mut body = commands.entity(entity);
+            if rope.may_sleep {
+                body.remove::<SleepingDisabled>();
+            } else {
+                body.insert(SleepingDisabled);
+            }
+            match rope.substeps {
+                None => {
+                    body.remove::<Substeps>().insert(AutoSubsteps);
+                }
+                Some(n) => {
+                    body.remove::<AutoSubsteps>().insert(Substeps(n));
+                }
+            }
+        }
+    }
+}
+
+/// Sleeping ropes in their dim colour.
+fn show_sleep(
+    mut parts: Query<(&Part, Has<Sleeping>, &mut MeshMaterial2d<ColorMaterial>)>,
+    ropes: Query<&Materials>,
+) {
+    for (part, asleep, mut material) in &mut parts {
+        let Ok(materials) = ropes.get(part.0) else {
+            continue;
+        };
+        let wanted = if asleep {
+            &materials.asleep
+        } else {
+            &materials.awake
+        };
+        if material.0 != *wanted {
+            material.0 = wanted.clone();
         }
     }
 }
@@ -175,51 +239,33 @@ fn setup(
 /// Springs as lines between the drawn (interpolated) positions of their
 /// ends; dimmer while asleep.
 fn draw_springs(
-    springs: Query<(&Spring, &RopeColor)>,
-    transforms: Query<(&Transform, Has<Sleeping>), With<Body>>,
+    ropes: Query<(&ModelParts, &Rope)>,
+    springs: Query<&Spring>,
+    transforms: Query<(&Transform, Has<Sleeping>)>,
     mut gizmos: Gizmos,
 ) {
-    for (spring, color) in &springs {
-        if let (Ok((a, _)), Ok((b, asleep))) = (transforms.get(spring.a), transforms.get(spring.b))
-        {
-            let color = if asleep {
-                color.0.with_alpha(0.35)
-            } else {
-                color.0
+    for (parts, rope) in &ropes {
+        for &join in parts.joins() {
+            let Ok(spring) = springs.get(join) else {
+                continue;
             };
-            gizmos.line_2d(a.translation.truncate(), b.translation.truncate(), color);
+            if let (Ok((a, _)), Ok((b, asleep))) =
+                (transforms.get(spring.a), transforms.get(spring.b))
+            {
+                let color = if asleep {
+                    rope.color.darker(0.3).with_alpha(0.5)
+                } else {
+                    rope.color
+                };
+                gizmos.line_2d(a.translation.truncate(), b.translation.truncate(), color);
+            }
         }
-    }
-}
-
-/// Each rope's passes per step, stability load and sleep state.
-fn readout(
-    heads: Query<(&RopeHead, &Island, Has<Sleeping>)>,
-    mut text: Single<&mut Text, With<Readout>>,
-) {
-    let mut lines = String::from(
-        "spring_rope: Space kicks the ropes, G flips gravity. Each rope is an island:",
-    );
-    let mut ropes: Vec<_> = heads.iter().collect();
-    ropes.sort_by(|a, b| a.0.stiffness.total_cmp(&b.0.stiffness));
-    for (head, island, asleep) in ropes {
-        lines.push_str(&format!(
-            "\n  k = {:>5}: {} pass{}, load {:.2}{}",
-            head.stiffness,
-            island.substeps(),
-            if island.substeps() == 1 { "" } else { "es" },
-            island.load(),
-            if asleep { ", asleep" } else { "" }
-        ));
-    }
-    if text.0 != lines {
-        text.0 = lines;
     }
 }
 
 fn controls(
     keys: Res<ButtonInput<KeyCode>>,
-    mut bodies: Query<&mut Body>,
+    mut bodies: Query<&mut Body, With<Part>>,
     mut gravity: ResMut<Gravity>,
 ) {
     if keys.just_pressed(KeyCode::Space) {
@@ -231,5 +277,99 @@ fn controls(
     }
     if keys.just_pressed(KeyCode::KeyG) {
         gravity.0 = -gravity.0;
+    }
+}
+
+/// Each rope's settings, passes per step, stability load and sleep state.
+fn panel(
+    mut contexts: EguiContexts,
+    mut ropes: Query<(&mut Rope, Option<&ModelParts>)>,
+    islands: Query<(&Island, Has<Sleeping>)>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    egui::Window::new("Ropes")
+        .anchor(egui::Align2::RIGHT_TOP, egui::vec2(-10.0, 10.0))
+        .resizable(false)
+        .show(ctx, |ui| {
+            ui.label("Space kicks the ropes, G flips gravity.");
+            let mut list: Vec<_> = ropes.iter_mut().collect();
+            list.sort_by_key(|(r, _)| r.number);
+            egui::Grid::new("ropes")
+                .num_columns(5)
+                .striped(true)
+                .show(ui, |ui| {
+                    ui.label("");
+                    ui.label("stiffness N/m");
+                    ui.label("damping N·s/m");
+                    ui.label("substeps");
+                    ui.label("state");
+                    ui.end_row();
+                    for (mut rope, parts) in list {
+                        let [r, g, b, _] = rope.color.to_srgba().to_u8_array();
+                        ui.colored_label(
+                            egui::Color32::from_rgb(r, g, b),
+                            format!("rope {}", rope.number),
+                        );
+                        let mut stiffness = rope.stiffness;
+                        ui.add(
+                            egui::Slider::new(&mut stiffness, 50.0..=50_000.0)
+                                .logarithmic(true)
+                                .max_decimals(0),
+                        );
+                        let mut damping = rope.damping;
+                        ui.add(egui::Slider::new(&mut damping, 0.0..=5.0));
+                        let mut substeps = rope.substeps;
+                        egui::ComboBox::from_id_salt(("substeps", rope.number))
+                            .selected_text(substeps_text(substeps))
+                            .width(60.0)
+                            .show_ui(ui, |ui| {
+                                for choice in [None, Some(1), Some(2), Some(4), Some(8), Some(16)] {
+                                    ui.selectable_value(
+                                        &mut substeps,
+                                        choice,
+                                        substeps_text(choice),
+                                    );
+                                }
+                            });
+                        let mut may_sleep = rope.may_sleep;
+                        ui.horizontal(|ui| {
+                            ui.checkbox(&mut may_sleep, "may sleep");
+                            // The island of the first link after the anchor.
+                            let link = parts.and_then(|p| p.bodies().nth(1).map(|(_, e)| e));
+                            if let Some(Ok((island, asleep))) = link.map(|e| islands.get(e)) {
+                                let text = format!(
+                                    "{} pass{}, load {:.2}{}",
+                                    island.substeps(),
+                                    if island.substeps() == 1 { "" } else { "es" },
+                                    island.load(),
+                                    if asleep { ", asleep" } else { "" }
+                                );
+                                if island.load() > 1.0 {
+                                    ui.colored_label(egui::Color32::from_rgb(255, 90, 80), text);
+                                } else {
+                                    ui.label(text);
+                                }
+                            }
+                        });
+                        if (stiffness, damping, substeps, may_sleep)
+                            != (rope.stiffness, rope.damping, rope.substeps, rope.may_sleep)
+                        {
+                            rope.stiffness = stiffness;
+                            rope.damping = damping;
+                            rope.substeps = substeps;
+                            rope.may_sleep = may_sleep;
+                            rope.dirty = true;
+                        }
+                        ui.end_row();
+                    }
+                });
+        });
+    Ok(())
+}
+
+fn substeps_text(substeps: Option<u32>) -> String {
+    match substeps {
+        None => "auto".into(),
+        Some(n) => n.to_string(),
     }
 }

@@ -59,6 +59,8 @@ pub mod forces;
 pub mod integrators;
 pub mod interpolation;
 pub mod islands;
+#[cfg(feature = "model-assets")]
+pub mod model;
 #[cfg(feature = "ggrs")]
 pub mod rollback;
 mod schedule;
@@ -83,6 +85,10 @@ pub use stability::SpringStability;
 
 /// Everything a game needs: `use bevy_euler_physics::prelude::*;`.
 pub mod prelude {
+    #[cfg(feature = "model-assets")]
+    pub use crate::model::{
+        ModelParts, ModelSpawned, PhysicsModel, PhysicsModelInstance, PhysicsModelPlugin,
+    };
     pub use crate::{
         AccumulatedForce, AutoSubsteps, Body, ConstantForce, ConstraintSettings, Damping,
         DistanceConstraint, EulerPhysicsPlugin, Gravity, GroundPlane, Island, IslandCommands,

@@ -110,7 +110,11 @@ fn a_dropped_ball_rests_on_the_ground_and_sleeps() {
         slept |= app.world().get::<Sleeping>(ball).is_some();
     }
     assert!(lowest >= r - 1e-3, "sank to {lowest}");
-    assert!((body(&app, ball).position.y - r).abs() < 1e-3);
+    assert!(
+        (body(&app, ball).position.y - r).abs() < 1e-3,
+        "rests at {}",
+        body(&app, ball).position.y
+    );
     assert!(slept, "the resting ball fell asleep");
 }
 

@@ -367,11 +367,15 @@ pub(crate) fn solve_constraints(
             }
             let gap = normal.dot(pos[i]) - plane.offset - round.radius;
             let approach = normal.dot(vel[i]);
-            if gap + h * approach >= 0.0 {
+            let hits = gap + h * approach < 0.0;
+            // Speculative: also bodies near the plane, which the rods may
+            // push into it during the rounds below; such a contact only
+            // limits the approach to what closes the gap.
+            if !hits && gap >= round.radius + h * vel[i].length() {
                 continue;
             }
             let restitution = plane.restitution.clamp(0.0, 1.0);
-            let bounce = if approach < -settings.bounce_threshold {
+            let bounce = if hits && approach < -settings.bounce_threshold {
                 -restitution * approach
             } else {
                 0.0
@@ -384,7 +388,13 @@ pub(crate) fn solve_constraints(
             contacts.push(Contact {
                 slot: i,
                 normal,
-                target: bounce.max(reach),
+                // Without a bounce, the approach may close the gap and no
+                // more; with one, the body leaves at the bounce speed.
+                target: if bounce > 0.0 {
+                    bounce.max(reach)
+                } else {
+                    reach
+                },
                 friction: plane.friction.max(0.0),
                 normal_impulse: 0.0,
                 friction_impulse: Vec3::ZERO,

@@ -1,0 +1,366 @@
+//! Ragdolls falling onto the ground, coming to rest and falling asleep.
+//!
+//! `cargo run --release --example ragdoll`
+//!
+//! Each ragdoll is `assets/models/ragdoll.model.ron`: a point mass per joint,
+//! bones as rigid rods, a torso braced by its diagonals, a head on stiff
+//! springs. Bodies have radii and touch the ground (restitution and
+//! friction), so ragdolls settle; resting ragdolls fall asleep and are drawn
+//! dimmer. Edit the model file while the example runs and every ragdoll is
+//! rebuilt from it; a broken file is reported (with its line) and the old
+//! ragdolls stay.
+//!
+//! Mouse: drag any body (left button). Keys: R drops another ragdoll, Space
+//! throws every ragdoll up, I toggles interpolation, P pauses, N steps,
+//! F1 hides the physics panel. The "Ragdolls" window has each ragdoll's
+//! sleep and substep settings.
+
+mod support;
+
+use bevy::prelude::*;
+use bevy_egui::input::egui_wants_any_keyboard_input;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use bevy_euler_physics::debug_ui::EulerPhysicsDebugPlugin;
+use bevy_euler_physics::prelude::*;
+
+/// Pixels per metre: the physics works in metres.
+const SCALE: f32 = 100.0;
+/// The ground's height.
+const GROUND: f32 = -3.0;
+/// How many ragdolls the scene starts with.
+const START: usize = 4;
+/// Ragdoll colours, in turn.
+const COLORS: [Color; 5] = [
+    Color::srgb(0.95, 0.55, 0.35),
+    Color::srgb(0.45, 0.8, 0.95),
+    Color::srgb(0.55, 0.9, 0.45),
+    Color::srgb(0.95, 0.8, 0.3),
+    Color::srgb(0.8, 0.55, 0.95),
+];
+
+/// The model every ragdoll is made from.
+#[derive(Resource)]
+struct RagdollModel(Handle<PhysicsModel>);
+
+/// A ragdoll: the [`PhysicsModelInstance`] entity, with its settings.
+#[derive(Component)]
+struct Ragdoll {
+    number: usize,
+    color: Color,
+    /// Spin given at spawn (rad/s), so that ragdolls land differently.
+    spin: f32,
+    may_sleep: bool,
+    /// `None`: automatic.
+    substeps: Option<u32>,
+    /// The settings changed and must be applied to the bodies.
+    dirty: bool,
+}
+
+/// A body of a ragdoll: which one.
+#[derive(Component)]
+struct Part(Entity);
+
+/// The shared circle mesh and each ragdoll's materials.
+#[derive(Resource)]
+struct Looks {
+    circle: Handle<Mesh>,
+}
+
+#[derive(Component)]
+struct Materials {
+    awake: Handle<ColorMaterial>,
+    asleep: Handle<ColorMaterial>,
+}
+
+fn main() {
+    App::new()
+        .add_plugins((
+            DefaultPlugins.set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: "bevy_euler_physics: ragdoll".into(),
+                    resolution: (1280, 720).into(),
+                    ..default()
+                }),
+                ..default()
+            }),
+            EulerPhysicsPlugin,
+            PhysicsModelPlugin,
+            EulerPhysicsDebugPlugin,
+            support::CapturePlugin,
+        ))
+        .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)))
+        .add_systems(Startup, setup)
+        .add_systems(
+            Update,
+            (
+                dress_parts,
+                apply_settings,
+                controls.run_if(not(egui_wants_any_keyboard_input)),
+                (show_sleep, draw_bones).after(PhysicsSystems::Interpolate),
+            ),
+        )
+        .add_systems(EguiPrimaryContextPass, panel)
+        .run();
+}
+
+fn setup(
+    mut commands: Commands,
+    assets: Res<AssetServer>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<ColorMaterial>>,
+) {
+    commands.spawn((
+        Camera2d,
+        Projection::Orthographic(OrthographicProjection {
+            scale: 1.0 / SCALE,
+            ..OrthographicProjection::default_2d()
+        }),
+    ));
+    // The ground: solid below y = GROUND, drawn as a slab.
+    commands.spawn(GroundPlane::horizontal(GROUND).with_friction(0.8));
+    commands.spawn((
+        Mesh2d(meshes.add(Rectangle::new(14.0, 1.0))),
+        MeshMaterial2d(materials.add(Color::srgb(0.25, 0.27, 0.32))),
+        Transform::from_xyz(0.0, GROUND - 0.5, -1.0),
+    ));
+    commands.insert_resource(Looks {
+        circle: meshes.add(Circle::new(1.0)),
+    });
+    let model = assets.load("models/ragdoll.model.ron");
+    for i in 0..START {
+        spawn_ragdoll(&mut commands, &mut materials, &model, i);
+    }
+    commands.insert_resource(RagdollModel(model));
+}
+
+/// The `number`-th ragdoll, dropped from above the ground at a place and
+/// spin of its own (the same every run).
+fn spawn_ragdoll(
+    commands: &mut Commands,
+    materials: &mut Assets<ColorMaterial>,
+    model: &Handle<PhysicsModel>,
+    number: usize,
+) {
+    let x = -4.5 + 3.0 * (number % 4) as f32 + 0.4 * (number / 4) as f32;
+    let height = 0.2 + 0.6 * (number % 3) as f32;
+    let color = COLORS[number % COLORS.len()];
+    let spin = [1.5, -2.5, 0.8, -1.2, 2.0][number % 5];
+    commands.spawn((
+        PhysicsModelInstance::new(model.clone(), Vec3::new(x, height, 0.0)),
+        Ragdoll {
+            number: number + 1,
+            color,
+            spin,
+            may_sleep: true,
+            substeps: None,
+            dirty: true,
+        },
+        Materials {
+            awake: materials.add(color),
+            asleep: materials.add(color.darker(0.35).with_alpha(0.6)),
+        },
+    ));
+}
+
+/// Gives the bodies of a (re)spawned ragdoll their circles, its spin and
+/// its settings.
+fn dress_parts(
+    mut commands: Commands,
+    mut spawned: MessageReader<ModelSpawned>,
+    mut ragdolls: Query<(&ModelParts, &mut Ragdoll, &Materials)>,
+    mut bodies: Query<(&mut Body, Option<&Radius>)>,
+    looks: Res<Looks>,
+) {
+    for message in spawned.read() {
+        let Ok((parts, mut ragdoll, looks_of)) = ragdolls.get_mut(message.instance) else {
+            continue;
+        };
+        // The centre of mass, to spin about.
+        let (mut weighted, mut mass) = (Vec3::ZERO, 0.0);
+        for (_, entity) in parts.bodies() {
+            if let Ok((body, _)) = bodies.get(entity)
+                && !body.is_fixed()
+            {
+                weighted += body.position * body.mass();
+                mass += body.mass();
+            }
+        }
+        let centre = weighted / mass.max(f32::EPSILON);
+        for (_, entity) in parts.bodies() {
+            let Ok((mut body, radius)) = bodies.get_mut(entity) else {
+                continue;
+            };
+            let r = body.position - centre;
+            body.velocity += Vec3::new(-r.y, r.x, 0.0) * ragdoll.spin;
+            let size = radius.map_or(0.05, |r| r.0);
+            commands.entity(entity).insert((
+                Part(message.instance),
+                Transform::from_translation(body.position).with_scale(Vec3::splat(size)),
+                Mesh2d(looks.circle.clone()),
+                MeshMaterial2d(looks_of.awake.clone()),
+            ));
+        }
+        ragdoll.dirty = true;
+    }
+}
+
+/// Applies each ragdoll's sleep and substep settings to its bodies.
+fn apply_settings(mut commands: Commands, mut ragdolls: Query<(&ModelParts, &mut Ragdoll)>) {
+    for (parts, mut ragdoll) in &mut ragdolls {
+        if !ragdoll.dirty {
+            continue;
+        }
+        ragdoll.dirty = false;
+        for (_, entity) in parts.bodies() {
+            let mut body = commands.entity(entity);
+            if ragdoll.may_sleep {
+                body.remove::<SleepingDisabled>();
+            } else {
+                body.insert(SleepingDisabled);
+            }
+            match ragdoll.substeps {
+                None => {
+                    body.remove::<Substeps>().insert(AutoSubsteps);
+                }
+                Some(n) => {
+                    body.remove::<AutoSubsteps>().insert(Substeps(n));
+                }
+            }
+        }
+    }
+}
+
+/// Sleeping ragdolls in their dim colour.
+fn show_sleep(
+    mut parts: Query<(&Part, Has<Sleeping>, &mut MeshMaterial2d<ColorMaterial>)>,
+    ragdolls: Query<&Materials>,
+) {
+    for (part, asleep, mut material) in &mut parts {
+        let Ok(materials) = ragdolls.get(part.0) else {
+            continue;
+        };
+        let wanted = if asleep {
+            &materials.asleep
+        } else {
+            &materials.awake
+        };
+        if material.0 != *wanted {
+            material.0 = wanted.clone();
+        }
+    }
+}
+
+/// Bones as lines between the drawn positions of their ends.
+fn draw_bones(
+    ragdolls: Query<(&ModelParts, &Ragdoll)>,
+    springs: Query<&Spring>,
+    rods: Query<&DistanceConstraint>,
+    transforms: Query<(&Transform, Has<Sleeping>)>,
+    mut gizmos: Gizmos,
+) {
+    for (parts, ragdoll) in &ragdolls {
+        for &join in parts.joins() {
+            let ends = springs
+                .get(join)
+                .map(|s| (s.a, s.b))
+                .or_else(|_| rods.get(join).map(|r| (r.a, r.b)));
+            let Ok((a, b)) = ends else { continue };
+            if let (Ok((a, _)), Ok((b, asleep))) = (transforms.get(a), transforms.get(b)) {
+                let color = if asleep {
+                    ragdoll.color.darker(0.35).with_alpha(0.6)
+                } else {
+                    ragdoll.color
+                };
+                gizmos.line_2d(a.translation.truncate(), b.translation.truncate(), color);
+            }
+        }
+    }
+}
+
+fn controls(
+    mut commands: Commands,
+    keys: Res<ButtonInput<KeyCode>>,
+    mut materials: ResMut<Assets<ColorMaterial>>,
+    model: Res<RagdollModel>,
+    ragdolls: Query<&Ragdoll>,
+    mut bodies: Query<&mut Body, With<Part>>,
+) {
+    if keys.just_pressed(KeyCode::KeyR) {
+        let next = ragdolls.iter().map(|r| r.number).max().unwrap_or(0);
+        spawn_ragdoll(&mut commands, &mut materials, &model.0, next);
+    }
+    if keys.just_pressed(KeyCode::Space) {
+        for mut body in &mut bodies {
+            if !body.is_fixed() {
+                body.velocity += Vec3::new(0.0, 6.0, 0.0);
+            }
+        }
+    }
+}
+
+/// Each ragdoll's sleep and substep settings.
+fn panel(
+    mut contexts: EguiContexts,
+    mut ragdolls: Query<(Entity, &mut Ragdoll, Option<&ModelParts>)>,
+    asleep: Query<(), With<Sleeping>>,
+    islands: Query<&Island>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    egui::Window::new("Ragdolls")
+        .anchor(egui::Align2::RIGHT_TOP, egui::vec2(-10.0, 10.0))
+        .resizable(false)
+        .show(ctx, |ui| {
+            ui.label("R drops another one; Space throws them up.");
+            let mut list: Vec<_> = ragdolls.iter_mut().collect();
+            list.sort_by_key(|(_, r, _)| r.number);
+            egui::Grid::new("ragdolls").num_columns(4).show(ui, |ui| {
+                for (entity, mut ragdoll, parts) in list {
+                    let first = parts.and_then(|p| p.bodies().next().map(|(_, e)| e));
+                    let state = match first {
+                        None => "loading".to_string(),
+                        Some(e) if asleep.contains(e) => "asleep".to_string(),
+                        Some(e) => {
+                            let passes = islands.get(e).map_or(1, |i| i.substeps());
+                            format!(
+                                "awake, {passes} pass{}",
+                                if passes == 1 { "" } else { "es" }
+                            )
+                        }
+                    };
+                    let [r, g, b, _] = ragdoll.color.to_srgba().to_u8_array();
+                    ui.colored_label(
+                        egui::Color32::from_rgb(r, g, b),
+                        format!("#{}", ragdoll.number),
+                    );
+                    ui.label(state);
+                    let mut may_sleep = ragdoll.may_sleep;
+                    if ui.checkbox(&mut may_sleep, "may sleep").changed() {
+                        ragdoll.may_sleep = may_sleep;
+                        ragdoll.dirty = true;
+                    }
+                    let mut substeps = ragdoll.substeps;
+                    egui::ComboBox::from_id_salt(("substeps", entity))
+                        .selected_text(substeps_text(substeps))
+                        .width(70.0)
+                        .show_ui(ui, |ui| {
+                            for choice in [None, Some(1), Some(2), Some(4), Some(8)] {
+                                ui.selectable_value(&mut substeps, choice, substeps_text(choice));
+                            }
+                        });
+                    if substeps != ragdoll.substeps {
+                        ragdoll.substeps = substeps;
+                        ragdoll.dirty = true;
+                    }
+                    ui.end_row();
+                }
+            });
+        });
+    Ok(())
+}
+
+fn substeps_text(substeps: Option<u32>) -> String {
+    match substeps {
+        None => "auto".into(),
+        Some(n) => format!("{n} substep{}", if n == 1 { "" } else { "s" }),
+    }
+}

@@ -1,0 +1,87 @@
+//! Shared by the windowed examples: a capture mode for the screenshot tests
+//! and the README.
+//!
+//! With `EULER_CAPTURE=path.png` set, an example advances its clock by
+//! exactly 1/60 s per frame (whatever the real frame time, so the scene is
+//! the same on a fast GPU and on a software renderer), saves a screenshot of
+//! its window after `EULER_CAPTURE_FRAMES` frames (default 180) with Bevy's
+//! screenshot API, and exits: with success once the file is written, with
+//! an error if it could not be.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+use bevy::time::TimeUpdateStrategy;
+
+/// Frames after which the capture gives up waiting for the screenshot.
+const PATIENCE: u32 = 600;
+
+/// Adds the capture mode when `EULER_CAPTURE` is set; does nothing otherwise.
+pub struct CapturePlugin;
+
+#[derive(Resource)]
+struct Capture {
+    path: String,
+    frames: u32,
+    frame: u32,
+}
+
+impl Plugin for CapturePlugin {
+    fn build(&self, app: &mut App) {
+        let Ok(path) = std::env::var("EULER_CAPTURE") else {
+            return;
+        };
+        let frames = match std::env::var("EULER_CAPTURE_FRAMES") {
+            Ok(text) => text.parse().unwrap_or_else(|_| {
+                panic!("EULER_CAPTURE_FRAMES must be a frame count, not {text:?}")
+            }),
+            Err(_) => 180,
+        };
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 60.0,
+        )))
+        .insert_resource(Capture {
+            path,
+            frames,
+            frame: 0,
+        })
+        .add_systems(Last, capture);
+    }
+}
+
+/// Is the example running in capture mode?
+#[allow(dead_code)]
+pub fn capturing() -> bool {
+    std::env::var_os("EULER_CAPTURE").is_some()
+}
+
+fn capture(mut commands: Commands, mut capture: ResMut<Capture>, mut exit: MessageWriter<AppExit>) {
+    capture.frame += 1;
+    if capture.frame == capture.frames {
+        let path = capture.path.clone();
+        commands.spawn(Screenshot::primary_window()).observe(
+            move |shot: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
+                let saved = shot
+                    .image
+                    .clone()
+                    .try_into_dynamic()
+                    .map_err(|e| e.to_string())
+                    .and_then(|image| image.to_rgb8().save(&path).map_err(|e| e.to_string()));
+                match saved {
+                    Ok(()) => {
+                        info!("screenshot saved to {path}");
+                        exit.write(AppExit::Success);
+                    }
+                    Err(e) => {
+                        error!("could not save the screenshot to {path}: {e}");
+                        exit.write(AppExit::error());
+                    }
+                }
+            },
+        );
+    } else if capture.frame == capture.frames + PATIENCE {
+        error!("no screenshot after {PATIENCE} frames");
+        exit.write(AppExit::error());
+    }
+}

@@ -1,0 +1,296 @@
+//! Models as data: the bundled RON files load through the asset server and
+//! spawn what they describe; the ragdoll comes to rest on the ground and
+//! sleeps; broken files are refused with their line; edited files reload.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bevy::asset::{AssetPlugin, LoadState};
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_euler_physics::prelude::*;
+use common::H;
+
+/// A headless app that loads assets from `folder`, one fixed step per frame.
+fn app(folder: &Path, watch: bool) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: folder.to_string_lossy().into_owned(),
+            watch_for_changes_override: Some(watch),
+            ..default()
+        },
+        EulerPhysicsPlugin,
+        PhysicsModelPlugin,
+    ))
+    .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
+    .insert_resource(TimeUpdateStrategy::FixedTimesteps(1));
+    app.update();
+    app
+}
+
+fn bundled() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets")
+}
+
+/// A fresh folder for one test's asset files.
+fn scratch(name: &str) -> PathBuf {
+    let folder = std::env::temp_dir().join(format!("euler-model-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(folder.join("models")).unwrap();
+    folder
+}
+
+/// Frames until `done` holds, with a short sleep each (asset IO runs on other
+/// threads); panics after `limit`.
+fn until(app: &mut App, limit: Duration, what: &str, mut done: impl FnMut(&mut App) -> bool) {
+    let start = Instant::now();
+    loop {
+        app.update();
+        if done(app) {
+            return;
+        }
+        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn place(app: &mut App, path: &str, offset: Vec3) -> (Handle<PhysicsModel>, Entity) {
+    let handle: Handle<PhysicsModel> = app.world().resource::<AssetServer>().load(path.to_string());
+    let instance = app
+        .world_mut()
+        .spawn(PhysicsModelInstance::new(handle.clone(), offset))
+        .id();
+    (handle, instance)
+}
+
+fn parts(app: &App, instance: Entity) -> Option<ModelParts> {
+    app.world().get::<ModelParts>(instance).cloned()
+}
+
+/// Whether the instance has spawned its parts; panics with the loader's
+/// error if its model failed to load.
+fn spawned(app: &App, instance: Entity) -> bool {
+    let handle = &app
+        .world()
+        .get::<PhysicsModelInstance>(instance)
+        .unwrap()
+        .model;
+    if let LoadState::Failed(e) = app.world().resource::<AssetServer>().load_state(handle) {
+        panic!("the model failed to load: {e}");
+    }
+    parts(app, instance).is_some()
+}
+
+fn source(path: &str) -> PhysicsModel {
+    let text = std::fs::read_to_string(bundled().join(path)).unwrap();
+    PhysicsModel::from_ron(&text).unwrap()
+}
+
+/// The bundled ragdoll spawns one body per body in its file, named and
+/// placed at the offset, with radii and damping, and one spring or rod per
+/// join, each as long as its ends are apart in the file.
+#[test]
+fn the_ragdoll_file_spawns_what_it_describes() {
+    let mut app = app(&bundled(), false);
+    let offset = Vec3::new(2.0, 1.0, 0.0);
+    let (_, instance) = place(&mut app, "models/ragdoll.model.ron", offset);
+    until(&mut app, Duration::from_secs(10), "the ragdoll", |app| {
+        spawned(app, instance)
+    });
+    let model = source("models/ragdoll.model.ron");
+    let parts = parts(&app, instance).unwrap();
+    assert_eq!(parts.bodies().count(), model.bodies.len());
+    assert_eq!(parts.joins().len(), model.springs.len() + model.rods.len());
+    assert!(model.rods.len() >= 10 && !model.springs.is_empty());
+    let world = app.world();
+    for spec in &model.bodies {
+        let entity = parts.body(&spec.name).unwrap();
+        assert_eq!(world.get::<Name>(entity).unwrap().as_str(), spec.name);
+        let body = world.get::<Body>(entity).unwrap();
+        // One step has run since the spawn at most: within a step's fall.
+        assert!(
+            body.position.distance(offset + spec.position) < 0.01,
+            "{} at {}",
+            spec.name,
+            body.position
+        );
+        assert_eq!(body.mass(), spec.mass);
+        assert_eq!(world.get::<Radius>(entity).map(|r| r.0), spec.radius);
+        assert_eq!(world.get::<Damping>(entity).map(|d| d.0), spec.damping);
+    }
+    for &join in parts.joins() {
+        let (a, b, length) = if let Some(s) = world.get::<Spring>(join) {
+            (s.a, s.b, s.rest_length)
+        } else {
+            let r = world.get::<DistanceConstraint>(join).unwrap();
+            (r.a, r.b, r.length)
+        };
+        let name = |e: Entity| world.get::<Name>(e).unwrap().as_str().to_string();
+        let apart = model
+            .body(&name(a))
+            .unwrap()
+            .position
+            .distance(model.body(&name(b)).unwrap().position);
+        assert!((length - apart).abs() < 1e-6, "{} – {}", name(a), name(b));
+    }
+}
+
+/// Dropped from 1 m onto the ground, the bundled ragdoll ends resting on it:
+/// no body below the ground by more than a centimetre, every rod within 2 %
+/// of its length, and the whole ragdoll asleep within 20 s.
+#[test]
+fn the_ragdoll_comes_to_rest_on_the_ground_and_sleeps() {
+    let mut app = app(&bundled(), false);
+    app.world_mut()
+        .spawn(GroundPlane::horizontal(0.0).with_friction(0.8));
+    let (_, instance) = place(
+        &mut app,
+        "models/ragdoll.model.ron",
+        Vec3::new(0.0, 1.0, 0.0),
+    );
+    until(&mut app, Duration::from_secs(10), "the ragdoll", |app| {
+        spawned(app, instance)
+    });
+    let parts = parts(&app, instance).unwrap();
+    let bodies: Vec<Entity> = parts.bodies().map(|(_, e)| e).collect();
+    // Auto substeps keep the stiff neck stable.
+    for &e in &bodies {
+        app.world_mut().entity_mut(e).insert(AutoSubsteps);
+    }
+    let mut slept_after = None;
+    for n in 1..=(20.0 / H) as usize {
+        app.update();
+        let world = app.world();
+        for &e in &bodies {
+            let body = world.get::<Body>(e).unwrap();
+            let radius = world.get::<Radius>(e).map_or(0.0, |r| r.0);
+            assert!(
+                body.position.y - radius > -0.01,
+                "step {n}: {} sank to {}",
+                world.get::<Name>(e).unwrap(),
+                body.position.y
+            );
+        }
+        if bodies.iter().all(|&e| world.get::<Sleeping>(e).is_some()) {
+            slept_after = Some(n as f32 * H);
+            break;
+        }
+    }
+    let world = app.world();
+    for &join in parts.joins() {
+        if let Some(rod) = world.get::<DistanceConstraint>(join) {
+            let d = world
+                .get::<Body>(rod.a)
+                .unwrap()
+                .position
+                .distance(world.get::<Body>(rod.b).unwrap().position);
+            assert!(
+                (d - rod.length).abs() <= 0.02 * rod.length,
+                "a rod of {} is {d} long",
+                rod.length
+            );
+        }
+    }
+    let slept_after = slept_after.expect("the ragdoll is asleep within 20 s");
+    assert!(slept_after > 0.5, "asleep after {slept_after} s");
+}
+
+/// A file with a syntax error fails to load with an error naming its line;
+/// nothing is spawned and nothing panics.
+#[test]
+fn a_broken_file_is_refused_with_its_line() {
+    let folder = scratch("broken");
+    std::fs::write(
+        folder.join("models/broken.model.ron"),
+        "(\n    bodies: [\n        (name: \"a\")\n        (name: \"b\"),\n    ],\n)\n",
+    )
+    .unwrap();
+    let mut app = app(&folder, false);
+    let (handle, instance) = place(&mut app, "models/broken.model.ron", Vec3::ZERO);
+    let mut error = String::new();
+    until(
+        &mut app,
+        Duration::from_secs(10),
+        "the load to fail",
+        |app| match app.world().resource::<AssetServer>().load_state(&handle) {
+            LoadState::Failed(e) => {
+                error = e.to_string();
+                true
+            }
+            _ => false,
+        },
+    );
+    assert!(error.contains("line 4"), "{error}");
+    assert!(parts(&app, instance).is_none());
+    let mut bodies = app.world_mut().query::<&Body>();
+    assert_eq!(bodies.iter(app.world()).count(), 0);
+    let _ = std::fs::remove_dir_all(folder);
+}
+
+/// Despawning an instance despawns its bodies and joins.
+#[test]
+fn despawning_an_instance_despawns_its_parts() {
+    let mut app = app(&bundled(), false);
+    let (_, instance) = place(&mut app, "models/rope.model.ron", Vec3::ZERO);
+    let (_, other) = place(&mut app, "models/rope.model.ron", Vec3::X);
+    until(&mut app, Duration::from_secs(10), "the ropes", |app| {
+        spawned(app, instance) && spawned(app, other)
+    });
+    let model = source("models/rope.model.ron");
+    let mut bodies = app.world_mut().query::<&Body>();
+    assert_eq!(bodies.iter(app.world()).count(), 2 * model.bodies.len());
+    app.world_mut().despawn(instance);
+    common::step(&mut app, 2);
+    let mut bodies = app.world_mut().query::<&Body>();
+    assert_eq!(bodies.iter(app.world()).count(), model.bodies.len());
+    let mut springs = app.world_mut().query::<&Spring>();
+    assert_eq!(springs.iter(app.world()).count(), model.springs.len());
+}
+
+/// Editing the file of a running app respawns the model from it; a broken
+/// edit is refused and the model stays as it was.
+#[cfg(feature = "hot-reload")]
+#[test]
+fn editing_the_file_reloads_the_model() {
+    let folder = scratch("reload");
+    let file = folder.join("models/pendulum.model.ron");
+    let one = "(\n  bodies: [(name: \"pivot\", fixed: true), (name: \"bob\", position: (1.0, 0.0))],\n  springs: [(a: \"pivot\", b: \"bob\", stiffness: 50.0)],\n)\n";
+    std::fs::write(&file, one).unwrap();
+    let mut app = app(&folder, true);
+    let (_, instance) = place(&mut app, "models/pendulum.model.ron", Vec3::ZERO);
+    until(&mut app, Duration::from_secs(10), "the first load", |app| {
+        spawned(app, instance)
+    });
+    assert_eq!(parts(&app, instance).unwrap().bodies().count(), 2);
+
+    // A second bob, and a heavier first one.
+    let two = "(\n  bodies: [(name: \"pivot\", fixed: true), (name: \"bob\", position: (1.0, 0.0), mass: 3.0), (name: \"bob2\", position: (2.0, 0.0))],\n  springs: [(a: \"pivot\", b: \"bob\", stiffness: 50.0), (a: \"bob\", b: \"bob2\", stiffness: 50.0)],\n)\n";
+    std::fs::write(&file, two).unwrap();
+    until(&mut app, Duration::from_secs(20), "the reload", |app| {
+        parts(app, instance).is_some_and(|p| p.bodies().count() == 3)
+    });
+    let reloaded = parts(&app, instance).unwrap();
+    let bob = reloaded.body("bob").unwrap();
+    assert_eq!(app.world().get::<Body>(bob).unwrap().mass(), 3.0);
+    let mut bodies = app.world_mut().query::<&Body>();
+    assert_eq!(
+        bodies.iter(app.world()).count(),
+        3,
+        "the old parts are gone"
+    );
+
+    // A broken edit: an unknown body on line 3. The model stays.
+    let broken = "(\n  bodies: [(name: \"pivot\", fixed: true)],\n  springs: [(a: \"pivot\", b: \"ghost\", stiffness: 50.0)],\n)\n";
+    std::fs::write(&file, broken).unwrap();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(3) {
+        app.update();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(parts(&app, instance).unwrap(), reloaded);
+    let _ = std::fs::remove_dir_all(folder);
+}

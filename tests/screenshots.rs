@@ -1,0 +1,386 @@
+//! The windowed examples, run as a user runs them: each opens its window on
+//! an X server (Xvfb, drawn by Mesa's software Vulkan), runs a fixed number
+//! of frames at exactly 1/60 s of game time each, saves a screenshot with
+//! Bevy's screenshot API and exits by itself (see `examples/support`). Each
+//! test then checks its picture: not blank, and the scene where the physics
+//! puts it.
+//!
+//! With `DISPLAY` set, the examples use that display. Otherwise each test
+//! starts its own `Xvfb` (package `xvfb`); without one the tests are
+//! skipped with a message, except under `CI=true`, where they fail.
+//! Screenshots are kept in `target/screenshots/`.
+
+mod lab;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bevy::color::{Color, Srgba};
+use image::RgbImage;
+
+/// Window size of every example.
+const WIDTH: u32 = 1280;
+const HEIGHT: u32 = 720;
+/// The examples' clear colour.
+const BACKGROUND: Color = Color::srgb(0.08, 0.09, 0.12);
+/// How long an example may take to draw its frames and exit.
+const LIMIT: Duration = Duration::from_secs(300);
+
+/// One example at a time: they share two cores and a software renderer.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// An X display for one example run: the caller's, or an Xvfb of our own,
+/// stopped on drop.
+struct Display {
+    name: String,
+    server: Option<Child>,
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        if let Some(server) = &mut self.server {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
+}
+
+/// `None` when there is no display and no Xvfb to start (and not on CI).
+fn display() -> Option<Display> {
+    if let Ok(name) = std::env::var("DISPLAY")
+        && !name.is_empty()
+    {
+        return Some(Display { name, server: None });
+    }
+    // A display number of our own, free of other test runs'.
+    let number = (100..200)
+        .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
+        .expect("a free X display number");
+    let name = format!(":{number}");
+    let server = Command::new("Xvfb")
+        .args([&name, "-screen", "0", "1280x720x24", "-nolisten", "tcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let server = match server {
+        Ok(server) => server,
+        Err(e) => {
+            let message = format!("cannot start Xvfb ({e}); install the `xvfb` package");
+            if std::env::var("CI").is_ok_and(|ci| ci == "true") {
+                panic!("{message}");
+            }
+            eprintln!("skipped: {message}");
+            return None;
+        }
+    };
+    let display = Display {
+        name,
+        server: Some(server),
+    };
+    let socket = format!("/tmp/.X11-unix/X{number}");
+    let start = Instant::now();
+    while !Path::new(&socket).exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "Xvfb {} did not start",
+            display.name
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(display)
+}
+
+/// Runs `example` for `frames` frames and returns its screenshot, or `None`
+/// if there is no display to run it on.
+fn capture(example: &str, sources: &[&str], frames: u32) -> Option<RgbImage> {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = lab::example_binary(example, sources);
+    let display = display()?;
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join(format!("{example}.png"));
+    let _ = std::fs::remove_file(&path);
+    let log = folder.join(format!("{example}.log"));
+    let mut child = Command::new(&binary)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("DISPLAY", &display.name)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("EULER_CAPTURE", &path)
+        .env("EULER_CAPTURE_FRAMES", frames.to_string())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("the example starts");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{example} ran past {LIMIT:?}; its log: {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let output = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        status.success(),
+        "{example} exited with {status}; its log:\n{output}"
+    );
+    let image = image::open(&path)
+        .unwrap_or_else(|e| panic!("{example} wrote no readable {}: {e}", path.display()))
+        .to_rgb8();
+    assert_eq!(
+        image.dimensions(),
+        (WIDTH, HEIGHT),
+        "{example}'s screenshot size"
+    );
+    eprintln!(
+        "{example}: {} frames in {:.1} s, {}",
+        frames,
+        start.elapsed().as_secs_f32(),
+        path.display()
+    );
+    Some(image)
+}
+
+fn rgb(color: Color) -> [u8; 3] {
+    let [r, g, b, _] = Srgba::from(color).to_u8_array();
+    [r, g, b]
+}
+
+fn near(a: [u8; 3], b: [u8; 3], tolerance: u8) -> bool {
+    a.iter().zip(b).all(|(x, y)| x.abs_diff(y) <= tolerance)
+}
+
+/// The pixels within `tolerance` of any of `colors`, as (x, y).
+fn pixels_of(image: &RgbImage, colors: &[Color], tolerance: u8) -> Vec<(u32, u32)> {
+    let colors: Vec<[u8; 3]> = colors.iter().map(|&c| rgb(c)).collect();
+    image
+        .enumerate_pixels()
+        .filter(|(_, _, p)| colors.iter().any(|&c| near(p.0, c, tolerance)))
+        .map(|(x, y, _)| (x, y))
+        .collect()
+}
+
+/// Not blank: a good share of the picture is not the clear colour, in many
+/// different colours.
+fn assert_not_blank(example: &str, image: &RgbImage) {
+    let background = rgb(BACKGROUND);
+    let drawn = image
+        .pixels()
+        .filter(|p| !near(p.0, background, 12))
+        .count();
+    let share = drawn as f32 / (WIDTH * HEIGHT) as f32;
+    assert!(
+        share > 0.01,
+        "{example}: only {:.2}% of the picture differs from the background",
+        share * 100.0
+    );
+    let mut colors: Vec<[u8; 3]> = image.pixels().map(|p| p.0).collect();
+    colors.sort_unstable();
+    colors.dedup();
+    assert!(
+        colors.len() > 50,
+        "{example}: only {} distinct colours",
+        colors.len()
+    );
+}
+
+/// World point (metres) to pixel, for a 2D camera at `camera` with
+/// `scale` pixels per metre.
+fn to_pixel(world: (f32, f32), camera: (f32, f32), scale: f32) -> (f32, f32) {
+    (
+        WIDTH as f32 / 2.0 + (world.0 - camera.0) * scale,
+        HEIGHT as f32 / 2.0 - (world.1 - camera.1) * scale,
+    )
+}
+
+/// Ragdolls dropped onto the ground end on it: after 10 s of game time every
+/// ragdoll's colour (awake or asleep) is found, almost all of it in the band
+/// just above the ground line; and ragdolls at rest are drawn asleep.
+#[test]
+fn ragdolls_end_on_the_ground() {
+    // As in `examples/ragdoll.rs`.
+    const SCALE: f32 = 100.0;
+    const GROUND: f32 = -3.0;
+    let colors = [
+        Color::srgb(0.95, 0.55, 0.35),
+        Color::srgb(0.45, 0.8, 0.95),
+        Color::srgb(0.55, 0.9, 0.45),
+        Color::srgb(0.95, 0.8, 0.3),
+    ];
+    let Some(image) = capture(
+        "ragdoll",
+        &["examples/ragdoll.rs", "assets/models/ragdoll.model.ron"],
+        600,
+    ) else {
+        return;
+    };
+    assert_not_blank("ragdoll", &image);
+    let (_, ground) = to_pixel((0.0, GROUND), (0.0, 0.0), SCALE);
+    let mut asleep_pixels = 0;
+    for color in colors {
+        let asleep = color.darker(0.35);
+        let pixels = pixels_of(&image, &[color, asleep], 24);
+        asleep_pixels += pixels_of(&image, &[asleep], 24).len();
+        assert!(
+            pixels.len() > 150,
+            "a ragdoll in {:?} is missing: {} pixels",
+            rgb(color),
+            pixels.len()
+        );
+        // Lying or sitting: within a standing ragdoll's height (1.75 m) of
+        // the ground, and not below it.
+        let on_ground = pixels
+            .iter()
+            .filter(|&&(_, y)| {
+                let y = y as f32;
+                y <= ground + 4.0 && y >= ground - 1.8 * SCALE
+            })
+            .count();
+        assert!(
+            on_ground as f32 >= 0.95 * pixels.len() as f32,
+            "the ragdoll in {:?} is not on the ground: {} of {} pixels in the band above it",
+            rgb(color),
+            on_ground,
+            pixels.len()
+        );
+    }
+    assert!(
+        asleep_pixels > 150,
+        "no ragdoll is drawn asleep after 10 s ({asleep_pixels} pixels)"
+    );
+}
+
+/// The ropes hang from their anchors: each rope's colour is found below its
+/// anchor and no further sideways from it than the rope is long.
+#[test]
+fn ropes_hang_from_their_anchors() {
+    // As in `examples/spring_rope.rs` and `assets/models/rope.model.ron`.
+    const SCALE: f32 = 100.0;
+    const CAMERA: (f32, f32) = (0.0, -0.9);
+    const TOP: f32 = 2.2;
+    const LENGTH: f32 = 20.0 * 0.12;
+    let ropes = [
+        (-4.8, Color::srgb(0.95, 0.55, 0.35)),
+        (-2.4, Color::srgb(0.95, 0.8, 0.3)),
+        (0.0, Color::srgb(0.45, 0.85, 0.45)),
+        (2.4, Color::srgb(0.35, 0.7, 0.95)),
+        (4.8, Color::srgb(0.7, 0.5, 0.95)),
+    ];
+    let Some(image) = capture(
+        "spring_rope",
+        &["examples/spring_rope.rs", "assets/models/rope.model.ron"],
+        180,
+    ) else {
+        return;
+    };
+    assert_not_blank("spring_rope", &image);
+    for (x, color) in ropes {
+        let pixels = pixels_of(&image, &[color, color.darker(0.3)], 24);
+        assert!(
+            pixels.len() > 150,
+            "the rope at x = {x} is missing: {} pixels",
+            pixels.len()
+        );
+        let (anchor_x, anchor_y) = to_pixel((x, TOP), CAMERA, SCALE);
+        // Springs stretch under the rope's weight: allow a third more.
+        let reach = 1.34 * LENGTH * SCALE;
+        let inside = pixels
+            .iter()
+            .filter(|&&(px, py)| {
+                let (dx, dy) = (px as f32 - anchor_x, py as f32 - anchor_y);
+                dy >= -6.0 && dx.hypot(dy) <= reach + 12.0
+            })
+            .count();
+        assert!(
+            inside as f32 >= 0.95 * pixels.len() as f32,
+            "the rope at x = {x}: only {inside} of {} pixels hang within reach of its anchor",
+            pixels.len()
+        );
+    }
+}
+
+/// Beads stay on their rings: every bead pixel (awake or asleep colour) is
+/// within a bead's radius of one of the three rings.
+#[test]
+fn beads_stay_on_their_rings() {
+    // As in `examples/custom_constraint.rs`.
+    const SCALE: f32 = 110.0;
+    const RADIUS: f32 = 1.5;
+    const BEAD: f32 = 0.12;
+    let centres = [-3.5, 0.0, 3.5];
+    let Some(image) = capture("custom_constraint", &["examples/custom_constraint.rs"], 240) else {
+        return;
+    };
+    assert_not_blank("custom_constraint", &image);
+    let beads = pixels_of(
+        &image,
+        &[Color::srgb(0.95, 0.7, 0.3), Color::srgb(0.4, 0.5, 0.9)],
+        24,
+    );
+    assert!(beads.len() > 100, "beads: {} pixels", beads.len());
+    let off_ring = beads
+        .iter()
+        .filter(|&&(px, py)| {
+            centres.iter().all(|&cx| {
+                let (x, y) = to_pixel((cx, 0.0), (0.0, 0.0), SCALE);
+                let d = (px as f32 - x).hypot(py as f32 - y);
+                (d - RADIUS * SCALE).abs() > BEAD * SCALE + 4.0
+            })
+        })
+        .count();
+    assert!(
+        off_ring * 100 <= beads.len(),
+        "{off_ring} of {} bead pixels are off the rings",
+        beads.len()
+    );
+}
+
+/// The integrator lab draws its panel and plots all four methods' drift:
+/// each method's colour is on screen, and the panel (egui's grey) fills the
+/// left side.
+#[test]
+fn lab_plots_every_method() {
+    // As `METHOD_COLORS` in `examples/integrator_lab.rs`.
+    let methods = [
+        Color::srgb_u8(235, 95, 85),
+        Color::srgb_u8(240, 200, 70),
+        Color::srgb_u8(100, 205, 125),
+        Color::srgb_u8(120, 160, 245),
+    ];
+    let Some(image) = capture(
+        "integrator_lab",
+        &["examples/integrator_lab.rs", "src/integrators.rs"],
+        240,
+    ) else {
+        return;
+    };
+    assert_not_blank("integrator_lab", &image);
+    for color in methods {
+        let pixels = pixels_of(&image, &[color], 16);
+        assert!(
+            pixels.len() > 40,
+            "the method drawn in {:?} is missing: {} pixels",
+            rgb(color),
+            pixels.len()
+        );
+    }
+    // The panel: the left quarter is mostly not the scene's background.
+    let background = rgb(BACKGROUND);
+    let left = (0..HEIGHT)
+        .flat_map(|y| (0..WIDTH / 4).map(move |x| (x, y)))
+        .filter(|&(x, y)| !near(image.get_pixel(x, y).0, background, 6))
+        .count();
+    assert!(
+        left * 2 > (WIDTH / 4 * HEIGHT) as usize,
+        "no panel on the left: {left} pixels differ from the background"
+    );
+}
