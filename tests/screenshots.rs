@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use bevy::color::{Color, Srgba};
+use bevy::color::{Color, ColorToPacked, Luminance, Srgba};
 use image::RgbImage;
 
 /// Window size of every example.
