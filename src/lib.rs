@@ -54,6 +54,8 @@
 
 pub mod body;
 pub mod constraints;
+#[cfg(feature = "debug-ui")]
+pub mod debug_ui;
 pub mod diagnostics;
 pub mod forces;
 pub mod integrators;
@@ -71,6 +73,8 @@ mod stability;
 
 pub use body::{Body, Damping};
 pub use constraints::{ConstraintSettings, DistanceConstraint, GroundPlane, Radius};
+#[cfg(feature = "debug-ui")]
+pub use debug_ui::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};
 pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
 pub use forces::{AccumulatedForce, ConstantForce, Gravity};
 pub use interpolation::{PositionHistory, TransformSyncDisabled};
@@ -97,6 +101,8 @@ pub mod prelude {
         RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring, SubstepBodies,
         Substeps, TransformSyncDisabled, WakeCause, physics_checksum,
     };
+    #[cfg(feature = "debug-ui")]
+    pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};
 }
 
 use bevy::app::{App, FixedUpdate, Plugin, Update};
