@@ -197,3 +197,29 @@ fn picking_takes_the_nearest_body_within_reach() {
     assert_eq!(pick_body(oblique, 0.1, bodies), Some(ids[0]));
     assert_eq!(pick_body(along_z(0.0, 0.0), 0.2, []), None);
 }
+
+#[test]
+fn what_is_out_of_the_step_counts_no_energy() {
+    let mut app = app();
+    app.insert_resource(Gravity::ZERO);
+    let a = spawn(&mut app, Body::fixed(Vec3::ZERO));
+    let b = spawn(&mut app, Body::fixed(Vec3::new(2.0, 0.0, 0.0)));
+    // Valid: ½·10·1² = 5 J.
+    spawn(&mut app, Spring::new(a, b, 1.0, 10.0));
+    // A negative stiffness is reported and left out of the step.
+    let bad = spawn(&mut app, Spring::new(a, b, 1.0, -4.0));
+    close(
+        Energy::of_world(app.world_mut()).spring,
+        5.0 - 2.0,
+        1e-9,
+        "before the check",
+    );
+    step(&mut app, 1);
+    assert!(common::has_error(&app, bad));
+    close(
+        Energy::of_world(app.world_mut()).spring,
+        5.0,
+        1e-9,
+        "after it",
+    );
+}

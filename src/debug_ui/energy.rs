@@ -11,6 +11,7 @@ use super::DebugUiSettings;
 use super::drag::DragPart;
 use super::stats::StepClock;
 use crate::body::Body;
+use crate::diagnostics::PhysicsError;
 use crate::forces::Gravity;
 use crate::spring::Spring;
 
@@ -106,9 +107,11 @@ impl Energy {
 
     /// The energy of every body and spring in `world`, with its
     /// [`Gravity`] (the default when there is none). A spring whose end is
-    /// missing or has no [`Body`] counts nothing. The debug plugin's mouse
-    /// drag (its anchor and spring) is left out: it is a force from outside,
-    /// whose work shows as a change of the scene's energy.
+    /// missing or has no [`Body`] counts nothing, and so do bodies and
+    /// springs with a [`PhysicsError`] (they are out of the step). The debug
+    /// plugin's mouse drag (its anchor and spring) is left out: it is a
+    /// force from outside, whose work shows as a change of the scene's
+    /// energy.
     ///
     /// ```
     /// # use bevy::prelude::*;
@@ -124,15 +127,18 @@ impl Energy {
             .copied()
             .unwrap_or_default()
             .0;
-        let mut bodies = world.query_filtered::<&Body, Without<DragPart>>();
-        let mut springs = world.query_filtered::<&Spring, Without<DragPart>>();
-        let mut all = world.query::<&Body>();
+        let mut bodies = world.query_filtered::<&Body, Counted>();
+        let mut springs = world.query_filtered::<&Spring, Counted>();
+        let mut all = world.query_filtered::<&Body, Without<PhysicsError>>();
         let world: &World = world;
         let (bodies, springs, all) = (bodies.query(world), springs.query(world), all.query(world));
         let position = |entity| all.get(entity).ok().map(|b| b.position);
         sum(bodies.iter(), springs.iter(), position, g)
     }
 }
+
+/// What the energy counts: not the mouse drag, not what is out of the step.
+type Counted = (Without<DragPart>, Without<PhysicsError>);
 
 /// The energy of `bodies` and `springs`, where `position` finds a spring
 /// end's position.
@@ -222,9 +228,9 @@ pub(crate) fn record_energy(
     gravity: Option<Res<Gravity>>,
     mut history: ResMut<EnergyHistory>,
     mut clock: ResMut<StepClock>,
-    bodies: Query<&Body, Without<DragPart>>,
-    springs: Query<&Spring, Without<DragPart>>,
-    all: Query<&Body>,
+    bodies: Query<&Body, Counted>,
+    springs: Query<&Spring, Counted>,
+    all: Query<&Body, Without<PhysicsError>>,
 ) {
     if !settings.energy_plot {
         if !history.samples.is_empty() {

@@ -89,8 +89,9 @@ pub(crate) fn panel(
     egui::Window::new("Physics")
         .anchor(egui::Align2::LEFT_TOP, [8.0, 8.0])
         .collapsible(true)
-        .resizable(false)
-        .default_width(PANEL_WIDTH)
+        // As tall as its contents, up to the window's height (then the
+        // inner scroll area scrolls).
+        .auto_sized()
         .open(&mut open)
         .show(ctx, |ui| {
             ui.set_width(PANEL_WIDTH);
@@ -120,6 +121,15 @@ pub(crate) fn panel(
     edited.show_panel &= open;
     settings.set_if_neq(edited);
     Ok(())
+}
+
+/// Four decimals, or powers of ten for large values.
+fn joules(value: f64) -> String {
+    if value.abs() < 1e6 {
+        format!("{value:.4}")
+    } else {
+        format!("{value:.3e}")
+    }
 }
 
 fn mono(text: impl Into<String>) -> egui::RichText {
@@ -241,11 +251,11 @@ fn energy(ui: &mut egui::Ui, settings: &mut DebugUiSettings, history: &EnergyHis
     };
     let e = last.energy;
     ui.label(mono(format!(
-        "total {:.4} J = kinetic {:.4} + spring {:.4} + gravity {:.4}",
-        e.total(),
-        e.kinetic,
-        e.spring,
-        e.gravity
+        "total {} J = kinetic {} + spring {} + gravity {}",
+        joules(e.total()),
+        joules(e.kinetic),
+        joules(e.spring),
+        joules(e.gravity)
     )));
     let names = ["total", "kinetic", "spring", "gravity"];
     let mut lines: [Vec<[f64; 2]>; 4] = Default::default();
