@@ -20,7 +20,6 @@ mod support;
 use bevy::prelude::*;
 use bevy_egui::input::egui_wants_any_keyboard_input;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
-use bevy_euler_physics::debug_ui::EulerPhysicsDebugPlugin;
 use bevy_euler_physics::prelude::*;
 
 /// Pixels per metre: the physics works in metres.
@@ -88,6 +87,13 @@ fn main() {
             EulerPhysicsDebugPlugin,
             support::CapturePlugin,
         ))
+        // The example draws bodies and bones itself; the panel's gizmos
+        // (springs by strain, bodies by sleep, velocities) are a click away.
+        .insert_resource(DebugUiSettings {
+            draw_springs: false,
+            draw_bodies: false,
+            ..default()
+        })
         .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)))
         .add_systems(Startup, setup)
         .add_systems(
@@ -157,7 +163,7 @@ fn spawn_ragdoll(
         },
         Materials {
             awake: materials.add(color),
-            asleep: materials.add(color.darker(0.35).with_alpha(0.6)),
+            asleep: materials.add(color.darker(0.35)),
         },
     ));
 }
@@ -267,7 +273,7 @@ fn draw_bones(
             let Ok((a, b)) = ends else { continue };
             if let (Ok((a, _)), Ok((b, asleep))) = (transforms.get(a), transforms.get(b)) {
                 let color = if asleep {
-                    ragdoll.color.darker(0.35).with_alpha(0.6)
+                    ragdoll.color.darker(0.35)
                 } else {
                     ragdoll.color
                 };

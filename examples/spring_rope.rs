@@ -25,7 +25,6 @@ mod support;
 use bevy::prelude::*;
 use bevy_egui::input::egui_wants_any_keyboard_input;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
-use bevy_euler_physics::debug_ui::EulerPhysicsDebugPlugin;
 use bevy_euler_physics::prelude::*;
 
 /// Pixels per metre: the physics works in metres.
@@ -80,6 +79,13 @@ fn main() {
             EulerPhysicsDebugPlugin,
             support::CapturePlugin,
         ))
+        // The example draws the ropes itself; the panel's gizmos (springs
+        // by strain, bodies by sleep, velocities) are a click away.
+        .insert_resource(DebugUiSettings {
+            draw_springs: false,
+            draw_bodies: false,
+            ..default()
+        })
         .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)))
         .add_systems(Startup, setup)
         .add_systems(
@@ -115,12 +121,13 @@ fn setup(
         anchor_material: materials.add(Color::srgb(0.8, 0.8, 0.85)),
     });
     let model: Handle<PhysicsModel> = assets.load("models/rope.model.ron");
+    // Right of the physics panel, above the ropes' window.
     let ropes = [
-        (-4.8, 500.0, Color::srgb(0.95, 0.55, 0.35)),
-        (-2.4, 800.0, Color::srgb(0.95, 0.8, 0.3)),
-        (0.0, 2000.0, Color::srgb(0.45, 0.85, 0.45)),
-        (2.4, 5000.0, Color::srgb(0.35, 0.7, 0.95)),
-        (4.8, 10000.0, Color::srgb(0.7, 0.5, 0.95)),
+        (-1.4, 500.0, Color::srgb(0.95, 0.55, 0.35)),
+        (0.1, 800.0, Color::srgb(0.95, 0.8, 0.3)),
+        (1.6, 2000.0, Color::srgb(0.45, 0.85, 0.45)),
+        (3.1, 5000.0, Color::srgb(0.35, 0.7, 0.95)),
+        (4.6, 10000.0, Color::srgb(0.7, 0.5, 0.95)),
     ];
     for (i, (x, stiffness, color)) in ropes.into_iter().enumerate() {
         commands.spawn((
@@ -136,7 +143,7 @@ fn setup(
             },
             Materials {
                 awake: materials.add(color),
-                asleep: materials.add(color.darker(0.3).with_alpha(0.5)),
+                asleep: materials.add(color.darker(0.3)),
             },
         ));
     }
@@ -253,7 +260,7 @@ fn draw_springs(
                 (transforms.get(spring.a), transforms.get(spring.b))
             {
                 let color = if asleep {
-                    rope.color.darker(0.3).with_alpha(0.5)
+                    rope.color.darker(0.3)
                 } else {
                     rope.color
                 };
@@ -288,7 +295,7 @@ fn panel(
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     egui::Window::new("Ropes")
-        .anchor(egui::Align2::RIGHT_TOP, egui::vec2(-10.0, 10.0))
+        .anchor(egui::Align2::RIGHT_BOTTOM, egui::vec2(-10.0, -10.0))
         .resizable(false)
         .show(ctx, |ui| {
             ui.label("Space kicks the ropes, G flips gravity.");

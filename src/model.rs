@@ -395,7 +395,8 @@ impl PhysicsModel {
                     format!("two bodies are named {quoted}; names must be unique"),
                 ));
             }
-            if !body.fixed && !(body.mass > 0.0 && body.mass.is_finite()) {
+            let mass_ok = body.mass > 0.0 && body.mass.is_finite();
+            if !body.fixed && !mass_ok {
                 return Err(at(format!(
                     "body {quoted} has mass {}; a mass must be positive and finite (or make the body `fixed: true`)",
                     body.mass

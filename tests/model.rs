@@ -294,3 +294,21 @@ fn editing_the_file_reloads_the_model() {
     assert_eq!(parts(&app, instance).unwrap(), reloaded);
     let _ = std::fs::remove_dir_all(folder);
 }
+
+/// A typo in a body's name in the bundled ragdoll is refused with the line
+/// and column of the typo, and says which name is unknown.
+#[test]
+fn a_typo_in_the_ragdoll_names_its_line_and_column() {
+    let text = std::fs::read_to_string(bundled().join("models/ragdoll.model.ron")).unwrap();
+    let typo = text.replacen("(a: \"head\"", "(a: \"hed\"", 1);
+    assert_ne!(typo, text);
+    let (line, at) = typo
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| l.find("\"hed\"").map(|c| (i + 1, c + 1)))
+        .unwrap();
+    let error = PhysicsModel::from_ron(&typo).unwrap_err();
+    assert_eq!((error.line, error.column), (line, at), "{error}");
+    assert!(error.message.contains("\"hed\""), "{error}");
+    eprintln!("{error}");
+}

@@ -159,11 +159,14 @@ fn near(a: [u8; 3], b: [u8; 3], tolerance: u8) -> bool {
     a.iter().zip(b).all(|(x, y)| x.abs_diff(y) <= tolerance)
 }
 
-/// The pixels within `tolerance` of any of `colors`, as (x, y).
+/// The pixels within `tolerance` of any of `colors` (and not of the
+/// background, which dim colours come near), as (x, y).
 fn pixels_of(image: &RgbImage, colors: &[Color], tolerance: u8) -> Vec<(u32, u32)> {
     let colors: Vec<[u8; 3]> = colors.iter().map(|&c| rgb(c)).collect();
+    let background = rgb(BACKGROUND);
     image
         .enumerate_pixels()
+        .filter(|(_, _, p)| !near(p.0, background, 12))
         .filter(|(_, _, p)| colors.iter().any(|&c| near(p.0, c, tolerance)))
         .map(|(x, y, _)| (x, y))
         .collect()
@@ -225,11 +228,17 @@ fn ragdolls_end_on_the_ground() {
     };
     assert_not_blank("ragdoll", &image);
     let (_, ground) = to_pixel((0.0, GROUND), (0.0, 0.0), SCALE);
+    // The scene: outside the physics panel (top left) and the ragdolls'
+    // window (top right).
+    let scene = |x: u32, y: u32| !(x < 380 && y < 580) && !(x > 920 && y < 170);
     let mut asleep_pixels = 0;
     for color in colors {
         let asleep = color.darker(0.35);
-        let pixels = pixels_of(&image, &[color, asleep], 24);
-        asleep_pixels += pixels_of(&image, &[asleep], 24).len();
+        let in_scene = |pixels: Vec<(u32, u32)>| -> Vec<(u32, u32)> {
+            pixels.into_iter().filter(|&(x, y)| scene(x, y)).collect()
+        };
+        let pixels = in_scene(pixels_of(&image, &[color, asleep], 24));
+        asleep_pixels += in_scene(pixels_of(&image, &[asleep], 24)).len();
         assert!(
             pixels.len() > 150,
             "a ragdoll in {:?} is missing: {} pixels",
@@ -267,14 +276,20 @@ fn ropes_hang_from_their_anchors() {
     const SCALE: f32 = 100.0;
     const CAMERA: (f32, f32) = (0.0, -0.9);
     const TOP: f32 = 2.2;
-    const LENGTH: f32 = 20.0 * 0.12;
+    const LENGTH: f32 = LINKS as f32 * 0.12;
+    const LINKS: usize = 20;
+    const LINK_MASS: f32 = 0.2;
+    const BOB_MASS: f32 = 1.0;
     let ropes = [
-        (-4.8, Color::srgb(0.95, 0.55, 0.35)),
-        (-2.4, Color::srgb(0.95, 0.8, 0.3)),
-        (0.0, Color::srgb(0.45, 0.85, 0.45)),
-        (2.4, Color::srgb(0.35, 0.7, 0.95)),
-        (4.8, Color::srgb(0.7, 0.5, 0.95)),
+        (-1.4, 500.0, Color::srgb(0.95, 0.55, 0.35)),
+        (0.1, 800.0, Color::srgb(0.95, 0.8, 0.3)),
+        (1.6, 2000.0, Color::srgb(0.45, 0.85, 0.45)),
+        (3.1, 5000.0, Color::srgb(0.35, 0.7, 0.95)),
+        (4.6, 10000.0, Color::srgb(0.7, 0.5, 0.95)),
     ];
+    // The scene: above the ropes' window (bottom right) and right of the
+    // physics panel (top left).
+    let scene = |x: u32, y: u32| y < 500 && x > 380;
     let Some(image) = capture(
         "spring_rope",
         &["examples/spring_rope.rs", "assets/models/rope.model.ron"],
@@ -283,16 +298,24 @@ fn ropes_hang_from_their_anchors() {
         return;
     };
     assert_not_blank("spring_rope", &image);
-    for (x, color) in ropes {
-        let pixels = pixels_of(&image, &[color, color.darker(0.3)], 24);
+    for (x, stiffness, color) in ropes {
+        let pixels: Vec<_> = pixels_of(&image, &[color, color.darker(0.3)], 24)
+            .into_iter()
+            .filter(|&(x, y)| scene(x, y))
+            .collect();
         assert!(
             pixels.len() > 150,
             "the rope at x = {x} is missing: {} pixels",
             pixels.len()
         );
         let (anchor_x, anchor_y) = to_pixel((x, TOP), CAMERA, SCALE);
-        // Springs stretch under the rope's weight: allow a third more.
-        let reach = 1.34 * LENGTH * SCALE;
+        // Hanging at rest, spring i from the top carries the weight below
+        // it and stretches by that over k; swinging may pull harder: allow
+        // twice the static stretch.
+        let stretch: f32 = (1..=LINKS)
+            .map(|i| (BOB_MASS + (LINKS - i) as f32 * LINK_MASS) * 9.81 / stiffness)
+            .sum();
+        let reach = (LENGTH + 2.0 * stretch) * SCALE;
         let inside = pixels
             .iter()
             .filter(|&&(px, py)| {
