@@ -230,7 +230,8 @@ fn ragdolls_end_on_the_ground() {
     let (_, ground) = to_pixel((0.0, GROUND), (0.0, 0.0), SCALE);
     // The scene: outside the physics panel (top left) and the ragdolls'
     // window (top right).
-    let scene = |x: u32, y: u32| !(x < 380 && y < 580) && !(x > 920 && y < 170);
+    let in_panel = |x: u32, y: u32| (x < 380 && y < 580) || (x > 920 && y < 170);
+    let scene = |x: u32, y: u32| !in_panel(x, y);
     let mut asleep_pixels = 0;
     for color in colors {
         let asleep = color.darker(0.35);
