@@ -28,6 +28,8 @@
 //! Bad arguments print the usage and exit with code 2; a peer that does not
 //! answer within 30 s exits with code 1.
 
+mod support;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -192,11 +194,12 @@ fn main() {
         app.add_plugins(DefaultPlugins.set(WindowPlugin {
             primary_window: Some(Window {
                 title: "bevy_euler_physics: rollback".into(),
-                resolution: (1000, 600).into(),
+                resolution: (1280, 720).into(),
                 ..default()
             }),
             ..default()
         }))
+        .add_plugins(support::CapturePlugin)
         .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)))
         .add_systems(ReadInputs, read_keys)
         .add_systems(Startup, camera)

@@ -95,59 +95,89 @@ fn display() -> Option<Display> {
 /// Runs `example` for `frames` frames and returns its screenshot, or `None`
 /// if there is no display to run it on.
 fn capture(example: &str, sources: &[&str], frames: u32) -> Option<RgbImage> {
+    captures(example, sources, frames, &[&[]]).map(|mut shots| shots.remove(0))
+}
+
+/// Runs one process of `example` per entry of `runs` (its command-line
+/// arguments) at once, each for `frames` frames, and returns their
+/// screenshots in order; `None` if there is no display to run them on.
+fn captures(
+    example: &str,
+    sources: &[&str],
+    frames: u32,
+    runs: &[&[&str]],
+) -> Option<Vec<RgbImage>> {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let binary = lab::example_binary(example, sources);
     let display = display()?;
     let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
     std::fs::create_dir_all(&folder).unwrap();
-    let path = folder.join(format!("{example}.png"));
-    let _ = std::fs::remove_file(&path);
-    let log = folder.join(format!("{example}.log"));
-    let mut child = Command::new(&binary)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("DISPLAY", &display.name)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("EULER_CAPTURE", &path)
-        .env("EULER_CAPTURE_FRAMES", frames.to_string())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .expect("the example starts");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
+    let name = |i: usize| {
+        if runs.len() == 1 {
+            example.to_string()
+        } else {
+            format!("{example}-{}", i + 1)
         }
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{example} ran past {LIMIT:?}; its log: {}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
     };
-    let output = std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(
-        status.success(),
-        "{example} exited with {status}; its log:\n{output}"
-    );
-    let image = image::open(&path)
-        .unwrap_or_else(|e| panic!("{example} wrote no readable {}: {e}", path.display()))
-        .to_rgb8();
-    assert_eq!(
-        image.dimensions(),
-        (WIDTH, HEIGHT),
-        "{example}'s screenshot size"
-    );
-    eprintln!(
-        "{example}: {} frames in {:.1} s, {}",
-        frames,
-        start.elapsed().as_secs_f32(),
-        path.display()
-    );
-    Some(image)
+    let start = Instant::now();
+    let mut children: Vec<(Child, PathBuf, PathBuf)> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, args)| {
+            let path = folder.join(format!("{}.png", name(i)));
+            let log = folder.join(format!("{}.log", name(i)));
+            let _ = std::fs::remove_file(&path);
+            let child = Command::new(&binary)
+                .args(*args)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .env("DISPLAY", &display.name)
+                .env_remove("WAYLAND_DISPLAY")
+                .env("EULER_CAPTURE", &path)
+                .env("EULER_CAPTURE_FRAMES", frames.to_string())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .expect("the example starts");
+            (child, path, log)
+        })
+        .collect();
+    let mut shots = Vec::new();
+    for (child, path, log) in &mut children {
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > LIMIT {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "{example} ran past {LIMIT:?}; its log: {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let output = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            status.success(),
+            "{example} exited with {status}; its log:\n{output}"
+        );
+        let image = image::open(&path)
+            .unwrap_or_else(|e| panic!("{example} wrote no readable {}: {e}", path.display()))
+            .to_rgb8();
+        assert_eq!(
+            image.dimensions(),
+            (WIDTH, HEIGHT),
+            "{example}'s screenshot size"
+        );
+        eprintln!(
+            "{example}: {frames} frames in {:.1} s, {}",
+            start.elapsed().as_secs_f32(),
+            path.display()
+        );
+        shots.push(image);
+    }
+    Some(shots)
 }
 
 fn rgb(color: Color) -> [u8; 3] {
@@ -175,6 +205,12 @@ fn pixels_of(image: &RgbImage, colors: &[Color], tolerance: u8) -> Vec<(u32, u32
 /// Not blank: a good share of the picture is not the clear colour, in many
 /// different colours.
 fn assert_not_blank(example: &str, image: &RgbImage) {
+    assert_drawn(example, image, 0.01, 50);
+}
+
+/// At least `least` of the picture is not the clear colour, in at least
+/// `colors` different colours.
+fn assert_drawn(example: &str, image: &RgbImage, least: f32, colors: usize) {
     let background = rgb(BACKGROUND);
     let drawn = image
         .pixels()
@@ -182,17 +218,17 @@ fn assert_not_blank(example: &str, image: &RgbImage) {
         .count();
     let share = drawn as f32 / (WIDTH * HEIGHT) as f32;
     assert!(
-        share > 0.01,
+        share > least,
         "{example}: only {:.2}% of the picture differs from the background",
         share * 100.0
     );
-    let mut colors: Vec<[u8; 3]> = image.pixels().map(|p| p.0).collect();
-    colors.sort_unstable();
-    colors.dedup();
+    let mut distinct: Vec<[u8; 3]> = image.pixels().map(|p| p.0).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
     assert!(
-        colors.len() > 50,
+        distinct.len() >= colors,
         "{example}: only {} distinct colours",
-        colors.len()
+        distinct.len()
     );
 }
 
@@ -407,4 +443,57 @@ fn lab_plots_every_method() {
         left * 2 > (WIDTH / 4 * HEIGHT) as usize,
         "no panel on the left: {left} pixels differ from the background"
     );
+}
+
+/// Two peers of the rollback example, each in its own window, play the same
+/// session over UDP: in each one's picture both players' ragdolls (torso
+/// colour) are found standing or lying on the ground line, none below it.
+#[test]
+fn rollback_peers_both_draw_two_ragdolls_on_the_ground() {
+    // As in `examples/rollback.rs`.
+    const SCALE: f32 = 120.0;
+    const CAMERA: (f32, f32) = (0.0, 1.2);
+    let torso = Color::srgb(0.95, 0.5, 0.35);
+    let base = 30_000 + (std::process::id() % 20_000) as u16;
+    let (a, b) = (base.to_string(), (base + 1).to_string());
+    let (to_a, to_b) = (format!("127.0.0.1:{a}"), format!("127.0.0.1:{b}"));
+    let Some(shots) = captures(
+        "rollback",
+        &["examples/rollback.rs", "src/rollback.rs"],
+        240,
+        &[
+            &["--local-port", &a, "--remote", &to_b],
+            &["--local-port", &b, "--remote", &to_a],
+        ],
+    ) else {
+        return;
+    };
+    let (_, ground) = to_pixel((0.0, 0.0), CAMERA, SCALE);
+    for (peer, image) in shots.iter().enumerate() {
+        // Thin lines only.
+        assert_drawn("rollback", image, 0.003, 5);
+        let pixels = pixels_of(image, &[torso], 24);
+        // Two ragdolls, one each side of the middle.
+        let left = pixels.iter().filter(|&&(x, _)| x < WIDTH / 2).count();
+        let right = pixels.len() - left;
+        assert!(
+            left > 30 && right > 30,
+            "peer {}: torso pixels left {left}, right {right}",
+            peer + 1
+        );
+        // Between the ground and a standing torso's height (2 m).
+        let placed = pixels
+            .iter()
+            .filter(|&&(_, y)| {
+                let y = y as f32;
+                y <= ground + 4.0 && y >= ground - 2.0 * SCALE
+            })
+            .count();
+        assert_eq!(
+            placed,
+            pixels.len(),
+            "peer {}: torso pixels off the ground band",
+            peer + 1
+        );
+    }
 }
