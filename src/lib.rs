@@ -46,6 +46,20 @@
 //! Invalid values never panic and never spread NaN to other bodies; see
 //! [`diagnostics`] for what is checked and how it is reported.
 //!
+//! # Features
+//!
+//! The library itself needs none: with `default-features = false` it builds
+//! without any rendering, windowing, GPU, egui or networking crate. The
+//! default features add, for games and the bundled examples:
+//!
+//! - `render`: a window, 2D rendering, UI text and gizmos (for the examples);
+//! - `debug-ui`: the `debug_ui` module, `EulerPhysicsDebugPlugin` (an egui
+//!   panel, inspector, mouse drag and gizmos);
+//! - `model-assets`: the `model` module, models as RON files loaded through
+//!   Bevy's asset server (`PhysicsModelPlugin`, `PhysicsModelInstance`);
+//! - `hot-reload`: Bevy's file watcher, so edited model files reload;
+//! - `ggrs`: the `rollback` module, `EulerPhysicsRollbackPlugin`.
+//!
 //! # Determinism
 //!
 //! The same scene stepped the same way gives bit-identical state, whatever
