@@ -21,6 +21,7 @@ use bevy::prelude::*;
 use bevy_egui::input::egui_wants_any_keyboard_input;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use bevy_euler_physics::prelude::*;
+use support::parts::{Materials, Part, apply_island_settings, show_sleep, substeps_text};
 
 /// Pixels per metre: the physics works in metres.
 const SCALE: f32 = 100.0;
@@ -55,20 +56,10 @@ struct Ragdoll {
     dirty: bool,
 }
 
-/// A body of a ragdoll: which one.
-#[derive(Component)]
-struct Part(Entity);
-
 /// The shared circle mesh and each ragdoll's materials.
 #[derive(Resource)]
 struct Looks {
     circle: Handle<Mesh>,
-}
-
-#[derive(Component)]
-struct Materials {
-    awake: Handle<ColorMaterial>,
-    asleep: Handle<ColorMaterial>,
 }
 
 fn main() {
@@ -161,10 +152,7 @@ fn spawn_ragdoll(
             substeps: None,
             dirty: true,
         },
-        Materials {
-            awake: materials.add(color),
-            asleep: materials.add(color.darker(0.35)),
-        },
+        Materials::new(materials, color, 0.35),
     ));
 }
 
@@ -217,42 +205,7 @@ fn apply_settings(mut commands: Commands, mut ragdolls: Query<(&ModelParts, &mut
             continue;
         }
         ragdoll.dirty = false;
-        for (_, entity) in parts.bodies() {
-            let mut body = commands.entity(entity);
-            if ragdoll.may_sleep {
-                body.remove::<SleepingDisabled>();
-            } else {
-                body.insert(SleepingDisabled);
-            }
-            match ragdoll.substeps {
-                None => {
-                    body.remove::<Substeps>().insert(AutoSubsteps);
-                }
-                Some(n) => {
-                    body.remove::<AutoSubsteps>().insert(Substeps(n));
-                }
-            }
-        }
-    }
-}
-
-/// Sleeping ragdolls in their dim colour.
-fn show_sleep(
-    mut parts: Query<(&Part, Has<Sleeping>, &mut MeshMaterial2d<ColorMaterial>)>,
-    ragdolls: Query<&Materials>,
-) {
-    for (part, asleep, mut material) in &mut parts {
-        let Ok(materials) = ragdolls.get(part.0) else {
-            continue;
-        };
-        let wanted = if asleep {
-            &materials.asleep
-        } else {
-            &materials.awake
-        };
-        if material.0 != *wanted {
-            material.0 = wanted.clone();
-        }
+        apply_island_settings(&mut commands, parts, ragdoll.may_sleep, ragdoll.substeps);
     }
 }
 
@@ -362,11 +315,4 @@ fn panel(
             });
         });
     Ok(())
-}
-
-fn substeps_text(substeps: Option<u32>) -> String {
-    match substeps {
-        None => "auto".into(),
-        Some(n) => format!("{n} substep{}", if n == 1 { "" } else { "s" }),
-    }
 }

@@ -26,6 +26,7 @@ use bevy::prelude::*;
 use bevy_egui::input::egui_wants_any_keyboard_input;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use bevy_euler_physics::prelude::*;
+use support::parts::{Materials, Part, apply_island_settings, show_sleep, substeps_text};
 
 /// Pixels per metre: the physics works in metres.
 const SCALE: f32 = 100.0;
@@ -46,21 +47,11 @@ struct Rope {
     dirty: bool,
 }
 
-/// A body of a rope: which one.
-#[derive(Component)]
-struct Part(Entity);
-
 #[derive(Resource)]
 struct Looks {
     ball: Handle<Mesh>,
     anchor: Handle<Mesh>,
     anchor_material: Handle<ColorMaterial>,
-}
-
-#[derive(Component)]
-struct Materials {
-    awake: Handle<ColorMaterial>,
-    asleep: Handle<ColorMaterial>,
 }
 
 fn main() {
@@ -141,10 +132,7 @@ fn setup(
                 may_sleep: true,
                 dirty: true,
             },
-            Materials {
-                awake: materials.add(color),
-                asleep: materials.add(color.darker(0.3)),
-            },
+            Materials::new(&mut materials, color, 0.3),
         ));
     }
 }
@@ -204,42 +192,7 @@ fn apply_settings(
                 spring.damping = rope.damping;
             }
         }
-        for (_, entity) in parts.bodies() {
-            let mut body = commands.entity(entity);
-            if rope.may_sleep {
-                body.remove::<SleepingDisabled>();
-            } else {
-                body.insert(SleepingDisabled);
-            }
-            match rope.substeps {
-                None => {
-                    body.remove::<Substeps>().insert(AutoSubsteps);
-                }
-                Some(n) => {
-                    body.remove::<AutoSubsteps>().insert(Substeps(n));
-                }
-            }
-        }
-    }
-}
-
-/// Sleeping ropes in their dim colour.
-fn show_sleep(
-    mut parts: Query<(&Part, Has<Sleeping>, &mut MeshMaterial2d<ColorMaterial>)>,
-    ropes: Query<&Materials>,
-) {
-    for (part, asleep, mut material) in &mut parts {
-        let Ok(materials) = ropes.get(part.0) else {
-            continue;
-        };
-        let wanted = if asleep {
-            &materials.asleep
-        } else {
-            &materials.awake
-        };
-        if material.0 != *wanted {
-            material.0 = wanted.clone();
-        }
+        apply_island_settings(&mut commands, parts, rope.may_sleep, rope.substeps);
     }
 }
 
@@ -372,11 +325,4 @@ fn panel(
                 });
         });
     Ok(())
-}
-
-fn substeps_text(substeps: Option<u32>) -> String {
-    match substeps {
-        None => "auto".into(),
-        Some(n) => n.to_string(),
-    }
 }

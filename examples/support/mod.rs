@@ -8,6 +8,9 @@
 //! screenshot API, and exits: with success once the file is written, with
 //! an error if it could not be.
 
+#[cfg(feature = "model-assets")]
+pub mod parts;
+
 use std::time::Duration;
 
 use bevy::prelude::*;
