@@ -53,12 +53,6 @@ impl Plugin for CapturePlugin {
     }
 }
 
-/// Is the example running in capture mode?
-#[allow(dead_code)]
-pub fn capturing() -> bool {
-    std::env::var_os("EULER_CAPTURE").is_some()
-}
-
 fn capture(mut commands: Commands, mut capture: ResMut<Capture>, mut exit: MessageWriter<AppExit>) {
     capture.frame += 1;
     if capture.frame == capture.frames {
