@@ -1,0 +1,82 @@
+//! Shared by the examples built from model files (`spring_rope`,
+//! `ragdoll`): which instance a body belongs to, the instance's awake and
+//! asleep looks, and its per-island settings.
+#![allow(dead_code)]
+
+use bevy::prelude::*;
+use bevy_euler_physics::prelude::*;
+
+/// A body of a model instance: which instance.
+#[derive(Component)]
+pub struct Part(pub Entity);
+
+/// An instance's materials: awake, and a darker one while asleep.
+#[derive(Component)]
+pub struct Materials {
+    pub awake: Handle<ColorMaterial>,
+    pub asleep: Handle<ColorMaterial>,
+}
+
+impl Materials {
+    /// `color` awake, `color.darker(dim)` asleep.
+    pub fn new(materials: &mut Assets<ColorMaterial>, color: Color, dim: f32) -> Self {
+        Self {
+            awake: materials.add(color),
+            asleep: materials.add(color.darker(dim)),
+        }
+    }
+}
+
+/// Parts of sleeping islands in their instance's asleep material.
+pub fn show_sleep(
+    mut parts: Query<(&Part, Has<Sleeping>, &mut MeshMaterial2d<ColorMaterial>)>,
+    instances: Query<&Materials>,
+) {
+    for (part, asleep, mut material) in &mut parts {
+        let Ok(materials) = instances.get(part.0) else {
+            continue;
+        };
+        let wanted = if asleep {
+            &materials.asleep
+        } else {
+            &materials.awake
+        };
+        if material.0 != *wanted {
+            material.0 = wanted.clone();
+        }
+    }
+}
+
+/// Whether an instance's bodies may sleep, and their substeps (`None`:
+/// automatic).
+pub fn apply_island_settings(
+    commands: &mut Commands,
+    parts: &ModelParts,
+    may_sleep: bool,
+    substeps: Option<u32>,
+) {
+    for (_, entity) in parts.bodies() {
+        let mut body = commands.entity(entity);
+        if may_sleep {
+            body.remove::<SleepingDisabled>();
+        } else {
+            body.insert(SleepingDisabled);
+        }
+        match substeps {
+            None => {
+                body.remove::<Substeps>().insert(AutoSubsteps);
+            }
+            Some(n) => {
+                body.remove::<AutoSubsteps>().insert(Substeps(n));
+            }
+        }
+    }
+}
+
+/// A substep choice as the panels show it.
+pub fn substeps_text(substeps: Option<u32>) -> String {
+    match substeps {
+        None => "auto".into(),
+        Some(n) => n.to_string(),
+    }
+}
