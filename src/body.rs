@@ -326,7 +326,10 @@ fn kick(h: f32, g: Vec3, solver: &SolverState, item: KickItem) {
     let Some(i) = solver.live_index(index) else {
         return;
     };
-    let force = solver.force[i] + force;
+    // A body made dynamic since the rebuild has a fixed body's slot, and no
+    // spring forces until the next.
+    let springs = solver.force.get(i).copied().unwrap_or_default();
+    let force = Vec3::from(springs) + force;
     let mut velocity = body.velocity + h * (g + force * body.inv_mass);
     if let Some(&damping) = damping {
         if damping.is_valid() {
@@ -382,7 +385,7 @@ fn drift(
     h: f32,
     place: PassPlace,
     (mut body, index, mut history): DriftItem,
-    (pos, vel, valid): (&mut [Vec3], &mut [Vec3], &mut [bool]),
+    (pos, vel, valid): (&mut [Vec3A], &mut [Vec3A], &mut [bool]),
 ) -> bool {
     // Where the body starts the fixed step (after any teleport).
     let start = body.position;
@@ -409,8 +412,8 @@ fn drift(
     }
     let i = index.slot as usize;
     if i < pos.len() {
-        pos[i] = body.position;
-        vel[i] = body.velocity;
+        pos[i] = body.position.into();
+        vel[i] = body.velocity.into();
         if !ok {
             valid[i] = false;
         }

@@ -70,6 +70,7 @@ pub mod body;
 pub mod constraints;
 #[cfg(feature = "debug-ui")]
 pub mod debug_ui;
+mod dense;
 pub mod diagnostics;
 pub mod forces;
 pub mod integrators;
@@ -230,7 +231,12 @@ impl Plugin for EulerPhysicsPlugin {
             )
             .add_systems(
                 StepEnd,
-                (diagnostics::report_invalid_bodies, solver::update_sleep).chain(),
+                (
+                    dense::scatter,
+                    diagnostics::report_invalid_bodies,
+                    solver::update_sleep,
+                )
+                    .chain(),
             )
             .add_systems(
                 PhysicsSubstep,

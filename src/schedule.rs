@@ -4,6 +4,9 @@
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
+use crate::constraints::ConstraintSettings;
+use crate::dense::run_pass;
+use crate::forces::Gravity;
 use crate::solver::SolverState;
 
 /// The system sets of the physics step, in the order they run.
@@ -93,6 +96,21 @@ pub enum PhysicsSystems {
 /// multi-threaded one would only add thread wake-ups); the built-in passes
 /// spread large scenes over the compute task pool themselves.
 ///
+/// While it holds only the plugin's own four systems, nothing can look at
+/// a body between passes, and the step runs its passes on the solver's
+/// dense arrays without running this schedule, writing each [`Body`] once
+/// at the end of the fixed step. Adding a system of yours here makes every
+/// pass keep the components current for it, which costs more per body;
+/// forces that are the same for every pass of a fixed step are cheaper in
+/// a system in `FixedUpdate` before [`PhysicsSystems::Step`] (an
+/// [`AccumulatedForce`] written there acts on the first pass; a
+/// [`ConstantForce`] acts on every pass). The results are the same bit
+/// for bit either way.
+///
+/// [`Body`]: crate::Body
+/// [`AccumulatedForce`]: crate::AccumulatedForce
+/// [`ConstantForce`]: crate::ConstantForce
+///
 /// # Example
 ///
 /// ```
@@ -150,10 +168,12 @@ pub struct PhysicsSettings {
     /// islands at or below: the share of the stability limit an island may
     /// use. Default: 0.9; read within `(0, 1]`.
     pub stability_target: f32,
-    /// Scenes with at least this many bodies (or springs) spread the built-in
-    /// passes over Bevy's compute task pool; smaller ones run on one thread,
-    /// where waking threads would cost more than it saves. The result is the
-    /// same bit for bit either way. Default: 16 384.
+    /// Groups of islands with at least this many bodies spread the built-in
+    /// passes over Bevy's compute task pool, island by island (one island is
+    /// never split, so a scene of one big island stays on one thread);
+    /// smaller ones run on one thread, where waking threads would cost more
+    /// than it saves. The result is the same bit for bit either way.
+    /// Default: 16 384.
     pub parallel_threshold: usize,
     /// Whether [`PhysicsSystems::Interpolate`] draws bodies between their last
     /// two fixed positions (`true`), or at their latest fixed position
@@ -293,9 +313,23 @@ pub(crate) struct StepEnd;
 /// [`PhysicsSystems::Step`]: [`StepStart`], then [`PhysicsSubstep`] once per
 /// pass of each group of islands, then [`StepEnd`].
 pub(crate) fn run_step(world: &mut World) {
+    // With no system of the user's in the substep schedule, nothing looks at
+    // the bodies between passes: the passes run on the solver's arrays.
+    let dense = world
+        .resource::<Schedules>()
+        .get(PhysicsSubstep)
+        .is_none_or(|schedule| schedule.systems_len() <= OWN_SUBSTEP_SYSTEMS);
+    world.resource_mut::<SolverState>().dense = dense;
     world.run_schedule(StepStart);
     let timestep = world.resource::<Time<Fixed>>().timestep();
     let groups = world.resource::<SolverState>().groups.len();
+    let dense = dense.then(|| {
+        (
+            Vec3A::from(world.resource::<Gravity>().0),
+            *world.resource::<PhysicsSettings>(),
+            *world.resource::<ConstraintSettings>(),
+        )
+    });
     for group in 0..groups {
         let passes = world.resource::<SolverState>().groups[group].passes;
         // `timestep / passes` in whole nanoseconds, as `Time<Fixed>` would
@@ -312,8 +346,22 @@ pub(crate) fn run_step(world: &mut World) {
                 passes,
                 group: group as u32,
             };
-            world.run_schedule(PhysicsSubstep);
+            match &dense {
+                Some((g, settings, constraints)) => run_pass(
+                    &mut world.resource_mut::<SolverState>(),
+                    group,
+                    dt,
+                    pass == 0,
+                    *g,
+                    settings,
+                    constraints,
+                ),
+                None => world.run_schedule(PhysicsSubstep),
+            }
         }
     }
     world.run_schedule(StepEnd);
 }
+
+/// The plugin's own systems in [`PhysicsSubstep`].
+pub(crate) const OWN_SUBSTEP_SYSTEMS: usize = 4;

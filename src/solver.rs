@@ -3,29 +3,29 @@
 //! Springs need random access to the state of their two ends. Looking each
 //! end up by [`Entity`] in every pass would dominate the step, so the plugin
 //! keeps a dense index: every valid body has a slot (stored in its
-//! [`BodyIndex`]), every valid spring a row holding its two slots, and a
-//! compressed adjacency lists the springs of each body in row order.
+//! [`BodyIndex`]) and every valid spring a row holding its two slots.
 //!
 //! The index is rebuilt at the start of the fixed step only when bodies,
 //! springs, substep counts or sleep states changed. The rebuild also finds
 //! the islands (union-find over the springs between dynamic bodies), their
 //! pass counts and stability loads, and which islands sleep or wake. Slots
 //! are laid out by pass group, then island, then body; fixed bodies come
-//! last; sleeping bodies get none. Springs are laid out by pass group.
+//! last; sleeping bodies get none. Rows are laid out by pass group, then
+//! island; each body's springs keep their order.
 //!
 //! Then, every fixed step:
 //!
 //! 1. `gather` (once per fixed step): copy into its slot the state of each
-//!    body written since its group's last position pass (the position pass
-//!    copies the state it produces itself);
-//! 2. per pass of a group, `spring_forces`: each of the group's springs'
-//!    force into its row's slot (in parallel for large groups), then a
-//!    sequential pass over those rows, in row order, adds each force to its
-//!    two bodies' slots;
-//! 3. the velocity integration reads each body's summed force from its slot.
+//!    body written since the last step (the step keeps the slots of its own
+//!    results);
+//! 2. per pass of a group: each spring's force, added to its two bodies'
+//!    slots in row order; the kick, the constraints and the drift. Either
+//!    on the arrays alone ([`crate::dense`]), or through the
+//!    `PhysicsSubstep` schedule when a system of the user's is in it.
 //!
-//! Each body's forces are summed in row order however many threads computed
-//! them, so the state after a step does not depend on the thread count.
+//! Large groups are split over threads by islands, which share no spring,
+//! so each body's forces are summed in row order however many threads run:
+//! the state after a step does not depend on the thread count.
 
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -36,7 +36,8 @@ use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 
 use crate::body::Body;
-use crate::constraints::{DistanceConstraint, GroundPlane, Radius, RodRow, RoundRow};
+use crate::body::Damping;
+use crate::constraints::{Contact, DistanceConstraint, GroundPlane, Radius, RodRow, RoundRow};
 use crate::diagnostics::{PhysicsError, PhysicsIssue, Reporter, validate_ends, validate_spring};
 use crate::forces::{AccumulatedForce, ConstantForce, Gravity};
 use crate::interpolation::{PositionHistory, TransformSyncDisabled};
@@ -114,6 +115,8 @@ pub(crate) struct Group {
     pub slots: Range<usize>,
     /// Its springs' rows.
     pub rows: Range<usize>,
+    /// Its islands' slots and rows, in slot order.
+    pub islands: Vec<Span>,
     /// Its rods and round bodies, and the bodies they touch (entity, slot).
     pub rods: Range<usize>,
     pub rounds: Range<usize>,
@@ -121,6 +124,13 @@ pub(crate) struct Group {
     /// Whether the passes visit every body and skip the others' (a large
     /// group), rather than look up each of its bodies.
     pub iterate_all: bool,
+}
+
+/// The slots and spring rows of an island within its group.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Span {
+    pub slots: Range<usize>,
+    pub rows: Range<usize>,
 }
 
 /// One island, as the last rebuild found it.
@@ -150,8 +160,8 @@ pub(crate) struct SolverState {
     timestep: f32,
     /// Per slot, gathered at the start of each step and updated by each
     /// position pass.
-    pub pos: Vec<Vec3>,
-    pub vel: Vec<Vec3>,
+    pub pos: Vec<Vec3A>,
+    pub vel: Vec<Vec3A>,
     /// Per slot: whether the state was valid.
     pub valid: Vec<bool>,
     /// Per slot: the inverse mass at the rebuild.
@@ -160,16 +170,34 @@ pub(crate) struct SolverState {
     sleep_speed2: Vec<f32>,
     /// Whether any slot was invalid in this step.
     pub pass_has_invalid: bool,
-    /// Valid springs of awake islands, by group, and their forces this pass.
+    /// Valid springs of awake islands, by group, then island.
     pub springs: Vec<SpringRow>,
-    pub spring_force: Vec<Vec3>,
-    /// Per slot: the sum of its springs' forces this pass.
-    pub force: Vec<Vec3>,
+    /// Per dynamic slot: the sum of its springs' forces this pass.
+    pub force: Vec<Vec3A>,
     /// Rods and round bodies of awake islands, by group.
     pub rods: Vec<RodRow>,
     pub rounds: Vec<RoundRow>,
+    /// The ground planes, gathered at the start of each step, and the
+    /// contacts of the current pass.
+    pub planes: Vec<GroundPlane>,
+    pub contacts: Vec<Contact>,
+    /// Whether this step runs on the arrays alone (no user system in
+    /// [`PhysicsSubstep`](crate::PhysicsSubstep)); see [`crate::dense`].
+    pub dense: bool,
+    /// Dense steps: per slot, the accumulated force taken for the first
+    /// pass, the constant force, and the damping coefficient (0 for none).
+    pub accumulated: Vec<Vec3A>,
+    pub constant: Vec<Vec3A>,
+    pub damping: Vec<f32>,
+    /// The slots whose `accumulated`, `constant` or `damping` were set
+    /// this step, to clear at the next.
+    pub(crate) extra_slots: Vec<u32>,
+    /// Dense steps: per slot, whether its state turned non-finite in this
+    /// step (its velocity is then written back, its position kept).
+    pub diverged: Vec<bool>,
+    pub any_diverged: bool,
     /// The slots of fixed bodies.
-    fixed_slots: Range<usize>,
+    pub fixed_slots: Range<usize>,
     pub groups: Vec<Group>,
     /// Per group: the tick as of which every slot of the group holds its
     /// body's state (set by the group's position pass when all was valid).
@@ -1006,7 +1034,9 @@ pub(crate) fn rebuild(
         group.iterate_all = 2 * group.entities.len() >= slots;
     }
 
-    // Rows: the springs of awake islands, by group, in query order.
+    // Rows: the springs of awake islands, by group, then island (in slot
+    // order), then query order. Each body's springs keep their relative
+    // order, so its force sums do not depend on how islands are laid out.
     let mut rows_by_group = vec![Vec::new(); groups.len()];
     for link in &links {
         let island = island_of_link(link);
@@ -1019,16 +1049,36 @@ pub(crate) fn rebuild(
         } else {
             link.b
         } as usize];
-        rows_by_group[g as usize].push(SpringRow { a, b, ..link.row });
+        rows_by_group[g as usize].push((
+            islands[island as usize].slots.start,
+            SpringRow { a, b, ..link.row },
+        ));
     }
     solver.springs.clear();
-    for (group, rows) in groups.iter_mut().zip(rows_by_group) {
+    for (group, mut rows) in groups.iter_mut().zip(rows_by_group) {
+        rows.sort_by_key(|&(first_slot, _)| first_slot);
         let start = solver.springs.len();
-        solver.springs.extend(rows);
+        // Each island's slots and rows, for splitting passes over threads.
+        let mut at = start;
+        for state in islands
+            .iter()
+            .filter(|state| !state.slots.is_empty() && group.slots.contains(&state.slots.start))
+        {
+            let end = at
+                + rows[at - start..]
+                    .iter()
+                    .take_while(|(first_slot, _)| *first_slot == state.slots.start)
+                    .count();
+            group.islands.push(Span {
+                slots: state.slots.clone(),
+                rows: at..end,
+            });
+            at = end;
+        }
+        group.islands.sort_by_key(|span| span.slots.start);
+        solver.springs.extend(rows.into_iter().map(|(_, row)| row));
         group.rows = start..solver.springs.len();
     }
-    solver.spring_force.clear();
-    solver.spring_force.resize(solver.springs.len(), Vec3::ZERO);
 
     // Rods and round bodies of awake islands, by group, and the bodies they
     // touch.
@@ -1090,9 +1140,9 @@ pub(crate) fn rebuild(
 
     // Write each body's index and island; gather its state.
     solver.pos.clear();
-    solver.pos.resize(slots, Vec3::ZERO);
+    solver.pos.resize(slots, Vec3A::ZERO);
     solver.vel.clear();
-    solver.vel.resize(slots, Vec3::ZERO);
+    solver.vel.resize(slots, Vec3A::ZERO);
     solver.valid.clear();
     solver.valid.resize(slots, false);
     solver.inv_mass.clear();
@@ -1138,8 +1188,8 @@ pub(crate) fn rebuild(
             let valid = state_is_valid(&body);
             any_invalid |= !valid;
             solver.valid[s] = valid;
-            solver.pos[s] = body.position;
-            solver.vel[s] = body.velocity;
+            solver.pos[s] = body.position.into();
+            solver.vel[s] = body.velocity.into();
             solver.inv_mass[s] = node.inv_mass;
             solver.sleep_speed2[s] = node.sleep_speed2;
         }
@@ -1149,7 +1199,7 @@ pub(crate) fn rebuild(
         solver.request_report();
     }
     solver.force.clear();
-    solver.force.resize(slots, Vec3::ZERO);
+    solver.force.resize(fixed_start, Vec3A::ZERO);
     solver.fixed_slots = fixed_start..slots;
     solver.group_synced = vec![None; groups.len()];
     solver.groups = groups;
@@ -1171,24 +1221,66 @@ pub(crate) fn rebuild(
 }
 
 /// Start of the fixed step, after the rebuild: copies into its slot the
-/// state of each body written since its group's last position pass.
+/// state of each body written since its group's last position pass, and
+/// collects the ground planes. In a dense step (see [`crate::dense`]) it
+/// also takes each body's accumulated force and reads its constant force
+/// and damping into the slot.
 pub(crate) fn gather(
     mut solver: ResMut<SolverState>,
     bodies: Query<(Ref<Body>, &BodyIndex), Stepped>,
+    mut pushed: Query<(&BodyIndex, &mut AccumulatedForce), (Stepped, Changed<AccumulatedForce>)>,
+    extras: Query<(&BodyIndex, Option<&ConstantForce>, Option<&Damping>), ExtraFilter>,
+    planes: Query<&GroundPlane>,
     ticks: SystemChangeTick,
 ) {
     let solver = &mut *solver;
-    let fixed = solver.fixed_slots.clone();
-    solver.force[fixed].fill(Vec3::ZERO);
-    if core::mem::take(&mut solver.rebuilt) {
+    solver.planes.clear();
+    solver.planes.extend(planes.iter().copied());
+    let rebuilt = core::mem::take(&mut solver.rebuilt);
+    let dense = solver.dense;
+    if dense {
+        // Marks left by the last step (which reported them).
+        if solver.diverged.len() != solver.pos.len() || core::mem::take(&mut solver.any_diverged) {
+            solver.diverged.clear();
+            solver.diverged.resize(solver.pos.len(), false);
+        }
+        gather_extras(solver, rebuilt, &extras);
+    }
+    if rebuilt && !dense {
         return;
     }
     let now = ticks.this_run();
     let mut any_invalid = false;
     let mut mass_changed = false;
     let synced = &solver.group_synced;
-    let (pos, vel, valid_slots) = (&mut solver.pos, &mut solver.vel, &mut solver.valid);
+    let slots = solver.pos.len();
+    let (pos, vel, valid_slots, inv_mass) = (
+        &mut solver.pos,
+        &mut solver.vel,
+        &mut solver.valid,
+        &mut solver.inv_mass,
+    );
+    if dense {
+        // Forces written since the last step (taking one marks it changed
+        // at this system's tick, which the next run does not see again).
+        let (accumulated, extra_slots) = (&mut solver.accumulated, &mut solver.extra_slots);
+        for (index, mut force) in &mut pushed {
+            if force.0 == Vec3::ZERO {
+                continue;
+            }
+            let i = index.slot as usize;
+            if i < slots {
+                accumulated[i] = force.0.into();
+                extra_slots.push(index.slot);
+            }
+            force.0 = Vec3::ZERO;
+        }
+    }
+    if rebuilt {
+        return;
+    }
     bodies.iter().for_each(|(body, index)| {
+        let i = index.slot as usize;
         // A body spawned since the last rebuild has no slot yet; it joins at
         // the next step.
         let Some(&synced) = synced.get(index.group as usize) else {
@@ -1199,14 +1291,16 @@ pub(crate) fn gather(
         {
             return;
         }
-        let i = index.slot as usize;
-        if i < pos.len() {
+        if i < slots {
             let valid = state_is_valid(&body);
             valid_slots[i] = valid;
             if valid {
-                pos[i] = body.position;
-                vel[i] = body.velocity;
-                mass_changed |= body.inv_mass != solver.inv_mass[i];
+                pos[i] = body.position.into();
+                vel[i] = body.velocity.into();
+                if body.inv_mass != inv_mass[i] {
+                    inv_mass[i] = body.inv_mass;
+                    mass_changed = true;
+                }
             } else {
                 any_invalid = true;
             }
@@ -1220,6 +1314,60 @@ pub(crate) fn gather(
     // use it from this one.
     if mass_changed {
         solver.dirty = true;
+    }
+}
+
+/// Bodies with a constant force or a damping.
+type ExtraFilter = (Stepped, Or<(With<ConstantForce>, With<Damping>)>);
+
+/// Dense steps: clears the per-slot forces and damping of the last step and
+/// reads this step's.
+fn gather_extras(
+    solver: &mut SolverState,
+    rebuilt: bool,
+    extras: &Query<(&BodyIndex, Option<&ConstantForce>, Option<&Damping>), ExtraFilter>,
+) {
+    let slots = solver.pos.len();
+    if rebuilt || solver.damping.len() != slots {
+        // New slots: start from nothing.
+        solver.extra_slots.clear();
+        for v in [&mut solver.accumulated, &mut solver.constant] {
+            v.clear();
+            v.resize(slots, Vec3A::ZERO);
+        }
+        solver.damping.clear();
+        solver.damping.resize(slots, 0.0);
+    }
+    for slot in solver.extra_slots.drain(..) {
+        let i = slot as usize;
+        if i < slots {
+            solver.accumulated[i] = Vec3A::ZERO;
+            solver.constant[i] = Vec3A::ZERO;
+            solver.damping[i] = 0.0;
+        }
+    }
+    let mut bad_damping = false;
+    for (index, constant, damping) in extras {
+        let i = index.slot as usize;
+        if i >= slots {
+            continue;
+        }
+        solver.extra_slots.push(index.slot);
+        if let Some(constant) = constant {
+            solver.constant[i] = constant.0.into();
+        }
+        if let Some(&damping) = damping {
+            // An invalid coefficient damps nothing (dividing by 1 + h·0 is
+            // exact) and is reported at the end of the step.
+            if damping.is_valid() {
+                solver.damping[i] = damping.0;
+            } else {
+                bad_damping = true;
+            }
+        }
+    }
+    if bad_damping {
+        solver.request_report();
     }
 }
 

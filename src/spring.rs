@@ -13,13 +13,12 @@
 //! how many threads computed the slots.
 
 use bevy::prelude::*;
-use bevy::tasks::ComputeTaskPool;
 
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 
 use crate::islands::{WakeCause, WakeTarget};
-use crate::schedule::{PhysicsSettings, PhysicsStep};
+use crate::schedule::PhysicsStep;
 use crate::solver::{JoinEnds, SolverState};
 
 /// A damped spring between two bodies, on an entity of its own.
@@ -119,23 +118,24 @@ impl Spring {
     /// ```
     pub fn force(&self, xa: Vec3, va: Vec3, xb: Vec3, vb: Vec3) -> Vec3 {
         spring_force(
-            xb - xa,
-            vb - va,
+            (xb - xa).into(),
+            (vb - va).into(),
             self.rest_length,
             self.stiffness,
             self.damping,
         )
+        .into()
     }
 }
 
 /// The force on the first end of a spring whose second end is at `d` and
 /// moves at `dv` relative to it.
 #[inline]
-pub(crate) fn spring_force(d: Vec3, dv: Vec3, rest: f32, k: f32, c: f32) -> Vec3 {
+pub(crate) fn spring_force(d: Vec3A, dv: Vec3A, rest: f32, k: f32, c: f32) -> Vec3A {
     let length = d.length();
     // Zero (or NaN) length: no direction, no force.
     if length.is_nan() || length <= 0.0 {
-        return Vec3::ZERO;
+        return Vec3A::ZERO;
     }
     let n = d / length;
     n * (k * (length - rest) + c * dv.dot(n))
@@ -153,48 +153,46 @@ pub(crate) struct SpringRow {
 
 /// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems), after the
 /// gather: the forces of the pass's springs, summed per body in row order.
-pub(crate) fn spring_forces(
-    mut solver: ResMut<SolverState>,
-    step: Res<PhysicsStep>,
-    settings: Res<PhysicsSettings>,
-) {
+pub(crate) fn spring_forces(mut solver: ResMut<SolverState>, step: Res<PhysicsStep>) {
     let solver = &mut *solver;
     let Some(group) = solver.groups.get(step.group as usize) else {
         return;
     };
-    let (rows, slots) = (group.rows.clone(), group.slots.clone());
-    let (pos, vel, valid) = (&solver.pos, &solver.vel, &solver.valid);
-    // An invalid body this step: its springs exert nothing.
-    let check = solver.pass_has_invalid;
-    let compute = |rows: &[SpringRow], out: &mut [Vec3]| {
-        for (row, out) in rows.iter().zip(out) {
-            let (a, b) = (row.a as usize, row.b as usize);
-            *out = if check && !(valid[a] && valid[b]) {
-                Vec3::ZERO
-            } else {
-                spring_force(pos[b] - pos[a], vel[b] - vel[a], row.rest, row.k, row.c)
-            };
+    add_spring_forces(
+        &solver.springs[group.rows.clone()],
+        (&solver.pos, &solver.vel, &solver.valid),
+        solver.pass_has_invalid,
+        group.slots.start,
+        &mut solver.force[group.slots.clone()],
+    );
+}
+
+/// The forces of `rows`, summed per body in row order into `force`, which
+/// holds the slots from `base` on (the dynamic bodies of the rows'
+/// islands; a fixed end's slot lies past it, and nothing reads a fixed
+/// body's force). With `check`, a spring with an invalid end exerts
+/// nothing.
+pub(crate) fn add_spring_forces(
+    rows: &[SpringRow],
+    (pos, vel, valid): (&[Vec3A], &[Vec3A], &[bool]),
+    check: bool,
+    base: usize,
+    force: &mut [Vec3A],
+) {
+    force.fill(Vec3A::ZERO);
+    for row in rows {
+        let (a, b) = (row.a as usize, row.b as usize);
+        let f = if check && !(valid[a] && valid[b]) {
+            Vec3A::ZERO
+        } else {
+            spring_force(pos[b] - pos[a], vel[b] - vel[a], row.rest, row.k, row.c)
+        };
+        if let Some(on_a) = force.get_mut(a.wrapping_sub(base)) {
+            *on_a += f;
         }
-    };
-    let rows = &solver.springs[rows.clone()];
-    let out = &mut solver.spring_force[..rows.len()];
-    match ComputeTaskPool::try_get() {
-        Some(pool) if rows.len() >= settings.parallel_threshold => {
-            // The pool's threads, plus this one, which works while it waits.
-            let chunk = rows.len().div_ceil(pool.thread_num() + 1);
-            pool.scope(|scope| {
-                for (rows, out) in rows.chunks(chunk).zip(out.chunks_mut(chunk)) {
-                    scope.spawn(async move { compute(rows, out) });
-                }
-            });
+        if let Some(on_b) = force.get_mut(b.wrapping_sub(base)) {
+            *on_b -= f;
         }
-        _ => compute(rows, out),
-    }
-    let force = &mut solver.force;
-    force[slots].fill(Vec3::ZERO);
-    for (row, &f) in rows.iter().zip(&solver.spring_force) {
-        force[row.a as usize] += f;
-        force[row.b as usize] -= f;
     }
 }
 

@@ -63,6 +63,14 @@ fn swirl(mut bodies: SubstepBodies<(&Body, &mut AccumulatedForce)>) {
     }
 }
 
+/// The same push, once per fixed step, before it: with no system in
+/// `PhysicsSubstep` the passes run on the solver's arrays alone.
+fn swirl_before_step(mut bodies: Query<(&Body, &mut AccumulatedForce)>) {
+    for (body, mut force) in &mut bodies {
+        force.0 += Vec3::new(-body.position.y, body.position.x, 0.0) * 0.1;
+    }
+}
+
 fn hash_state(app: &mut App) -> u64 {
     let world = app.world_mut();
     let mut q = world.query::<(Entity, &Body)>();
@@ -83,7 +91,9 @@ fn hash_state(app: &mut App) -> u64 {
     hasher.finish()
 }
 
-fn run(parallel_threshold: usize) -> u64 {
+/// `scheduled`: the user force runs in `PhysicsSubstep` (every pass goes
+/// through the schedule); otherwise before the step (dense passes).
+fn run(parallel_threshold: usize, scheduled: bool) -> u64 {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
         .insert_resource(TimeUpdateStrategy::FixedTimesteps(2))
@@ -91,11 +101,18 @@ fn run(parallel_threshold: usize) -> u64 {
             substeps: 2,
             parallel_threshold,
             ..default()
-        })
-        .add_systems(
+        });
+    if scheduled {
+        app.add_systems(
             PhysicsSubstep,
             swirl.in_set(PhysicsSystems::AccumulateForces),
         );
+    } else {
+        app.add_systems(
+            FixedUpdate,
+            swirl_before_step.in_set(PhysicsSystems::Prepare),
+        );
+    }
     let firsts = scene(&mut app, 20, 60);
     for frame in 0..150 {
         if frame == 40 {
@@ -127,8 +144,10 @@ fn run(parallel_threshold: usize) -> u64 {
 
 #[test]
 fn same_scene_twice_is_bit_identical() {
-    assert_eq!(run(usize::MAX), run(usize::MAX));
-    assert_eq!(run(1), run(1));
+    for scheduled in [true, false] {
+        assert_eq!(run(usize::MAX, scheduled), run(usize::MAX, scheduled));
+        assert_eq!(run(1, scheduled), run(1, scheduled));
+    }
 }
 
 /// Run in a child process: the hash for `EULER_THREADS` compute threads and
@@ -148,10 +167,11 @@ fn determinism_child() {
             .build()
     });
     assert_eq!(pool.thread_num(), threads);
-    println!("STATE_HASH={:016x}", run(threshold));
+    let scheduled = std::env::var("EULER_SCHEDULED").unwrap() == "1";
+    println!("STATE_HASH={:016x}", run(threshold, scheduled));
 }
 
-fn child_hash(threads: usize, threshold: usize) -> String {
+fn child_hash(threads: usize, threshold: usize, scheduled: bool) -> String {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "determinism_child",
@@ -162,6 +182,7 @@ fn child_hash(threads: usize, threshold: usize) -> String {
         ])
         .env("EULER_THREADS", threads.to_string())
         .env("EULER_PARALLEL_THRESHOLD", threshold.to_string())
+        .env("EULER_SCHEDULED", if scheduled { "1" } else { "0" })
         .output()
         .expect("run the child test");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -178,15 +199,27 @@ fn child_hash(threads: usize, threshold: usize) -> String {
 }
 
 /// One compute thread on the sequential path, one and two threads on the
-/// parallel path (threshold 1: every pass is split), all give the same bits.
+/// parallel path (threshold 1: every pass is split), all give the same bits;
+/// both with a user system in `PhysicsSubstep` and with dense passes.
 #[test]
 fn one_and_two_threads_agree() {
-    let serial = child_hash(1, usize::MAX);
-    assert_eq!(serial, child_hash(1, 1), "1 thread, parallel path");
-    assert_eq!(serial, child_hash(2, 1), "2 threads, parallel path");
-    assert_eq!(
-        serial,
-        child_hash(2, usize::MAX),
-        "2 threads, sequential path"
-    );
+    for scheduled in [true, false] {
+        let serial = child_hash(1, usize::MAX, scheduled);
+        let what = if scheduled { "scheduled" } else { "dense" };
+        assert_eq!(
+            serial,
+            child_hash(1, 1, scheduled),
+            "{what}: 1 thread, parallel path"
+        );
+        assert_eq!(
+            serial,
+            child_hash(2, 1, scheduled),
+            "{what}: 2 threads, parallel path"
+        );
+        assert_eq!(
+            serial,
+            child_hash(2, usize::MAX, scheduled),
+            "{what}: 2 threads, sequential path"
+        );
+    }
 }

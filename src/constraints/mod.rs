@@ -280,11 +280,11 @@ pub(crate) struct RoundRow {
 /// One contact of one pass.
 pub(crate) struct Contact {
     slot: usize,
-    normal: Vec3,
+    normal: Vec3A,
     target: f32,
     friction: f32,
     normal_impulse: f32,
-    friction_impulse: Vec3,
+    friction_impulse: Vec3A,
 }
 
 fn wake_ends(mut world: DeferredWorld, ctx: HookContext) {
@@ -324,8 +324,6 @@ pub(crate) fn solve_constraints(
     step: Res<PhysicsStep>,
     settings: Res<ConstraintSettings>,
     mut bodies: Query<&mut Body, Stepped>,
-    planes: Query<&GroundPlane>,
-    mut contacts: Local<Vec<Contact>>,
 ) {
     let solver = &mut *solver;
     let Some(group) = solver.groups.get(step.group as usize) else {
@@ -334,7 +332,37 @@ pub(crate) fn solve_constraints(
     if group.rods.is_empty() && group.rounds.is_empty() {
         return;
     }
-    let h = step.dt;
+    // The new velocities, after the kick.
+    for &(entity, slot) in &group.constrained {
+        if let Ok(body) = bodies.get(entity) {
+            solver.vel[slot as usize] = body.velocity.into();
+        }
+    }
+    solve_group(solver, step.group as usize, step.dt, &settings);
+    let group = &solver.groups[step.group as usize];
+    for &(entity, slot) in &group.constrained {
+        let i = slot as usize;
+        if solver.inv_mass[i] > 0.0
+            && let Ok(mut body) = bodies.get_mut(entity)
+            && body.velocity != Vec3::from(solver.vel[i])
+        {
+            body.velocity = solver.vel[i].into();
+        }
+    }
+}
+
+/// One pass of a group's rods and contacts on the solver's arrays: the
+/// velocities in `solver.vel` (after the kick) are corrected in place.
+pub(crate) fn solve_group(
+    solver: &mut SolverState,
+    group: usize,
+    h: f32,
+    settings: &ConstraintSettings,
+) {
+    let group = &solver.groups[group];
+    if group.rods.is_empty() && group.rounds.is_empty() {
+        return;
+    }
     let beta = settings.bias();
     let (rods, rounds) = (
         &solver.rods[group.rods.clone()],
@@ -346,13 +374,7 @@ pub(crate) fn solve_constraints(
         &solver.valid,
         &solver.inv_mass,
     );
-
-    // The new velocities, after the kick.
-    for &(entity, slot) in &group.constrained {
-        if let Ok(body) = bodies.get(entity) {
-            vel[slot as usize] = body.velocity;
-        }
-    }
+    let contacts = &mut solver.contacts;
 
     contacts.clear();
     for round in rounds {
@@ -360,9 +382,9 @@ pub(crate) fn solve_constraints(
         if !valid[i] {
             continue;
         }
-        for plane in &planes {
-            let normal = plane.normal.normalize_or_zero();
-            if normal == Vec3::ZERO || !plane.offset.is_finite() {
+        for plane in &solver.planes {
+            let normal = Vec3A::from(plane.normal.normalize_or_zero());
+            if normal == Vec3A::ZERO || !plane.offset.is_finite() {
                 continue;
             }
             let gap = normal.dot(pos[i]) - plane.offset - round.radius;
@@ -397,7 +419,7 @@ pub(crate) fn solve_constraints(
                 },
                 friction: plane.friction.max(0.0),
                 normal_impulse: 0.0,
-                friction_impulse: Vec3::ZERO,
+                friction_impulse: Vec3A::ZERO,
             });
         }
     }
@@ -440,16 +462,6 @@ pub(crate) fn solve_constraints(
                 .clamp_length_max(contact.friction * contact.normal_impulse);
             *v += total - contact.friction_impulse;
             contact.friction_impulse = total;
-        }
-    }
-
-    for &(entity, slot) in &group.constrained {
-        let i = slot as usize;
-        if inv_mass[i] > 0.0
-            && let Ok(mut body) = bodies.get_mut(entity)
-            && body.velocity != vel[i]
-        {
-            body.velocity = vel[i];
         }
     }
 }
