@@ -1395,7 +1395,12 @@ pub(crate) fn update_sleep(
             .slots
             .clone()
             .all(|s| valid[s] && vel[s].length_squared() < speed2[s]);
-        let timer = if resting { island.timer + h } else { 0.0 };
+        // An island kept awake keeps no time (nor writes it every step).
+        let timer = if resting && island.can_sleep {
+            island.timer + h
+        } else {
+            0.0
+        };
         if timer != island.timer {
             island.timer = timer;
             // On the bodies too, where snapshots and rollback find it.
