@@ -179,7 +179,7 @@ fn dress_parts(
 fn apply_settings(
     mut commands: Commands,
     mut ropes: Query<(&ModelParts, &mut Rope)>,
-    mut springs: Query<&mut Spring>,
+    springs: Query<&Spring>,
 ) {
     for (parts, mut rope) in &mut ropes {
         if !rope.dirty {
@@ -187,9 +187,12 @@ fn apply_settings(
         }
         rope.dirty = false;
         for &join in parts.joins() {
-            if let Ok(mut spring) = springs.get_mut(join) {
-                spring.stiffness = rope.stiffness;
-                spring.damping = rope.damping;
+            if let Ok(spring) = springs.get(join) {
+                // Springs are immutable: a new value replaces the old.
+                let spring = spring
+                    .with_stiffness(rope.stiffness)
+                    .with_damping(rope.damping);
+                commands.entity(join).insert(spring);
             }
         }
         apply_island_settings(&mut commands, parts, rope.may_sleep, rope.substeps);

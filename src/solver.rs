@@ -62,17 +62,6 @@ macro_rules! for_each_maybe_par {
 }
 pub(crate) use for_each_maybe_par;
 
-/// The ends a spring or rod had at the last rebuild: when your code re-points
-/// a join in place, the island it left wakes too.
-#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct JoinEnds(pub [Entity; 2]);
-
-impl Default for JoinEnds {
-    fn default() -> Self {
-        Self([Entity::PLACEHOLDER; 2])
-    }
-}
-
 /// The bodies a step moves: neither left out for an error nor asleep (nor a
 /// fixed body that only sleeping islands hang from).
 pub(crate) type Stepped = (
@@ -310,10 +299,11 @@ fn fall_asleep(commands: &mut Commands, entity: Entity, since: Tick) {
         });
 }
 
-/// Start of the fixed step: marks the index dirty when a spring changed in
-/// place, and finds what touched a sleeping island since the last step —
-/// your writes to its bodies or forces, a moved anchor, a changed spring or
-/// gravity — and asks the rebuild to wake it.
+/// Start of the fixed step: marks the index dirty when a radius or a plane
+/// changed in place, and finds what touched a sleeping island since the
+/// last step — your writes to its bodies or forces, a moved anchor, a
+/// changed radius, plane or gravity — and asks the rebuild to wake it.
+/// (Springs and rods are immutable; their hooks report every change.)
 ///
 /// The scans cost a sleeping body one tick comparison per step: its `Body`
 /// (`ConstantForce` only on bodies that have one; sleeping bodies have no
@@ -326,25 +316,10 @@ pub(crate) fn detect_wakes(
     forced: Query<(Entity, Ref<ConstantForce>, &Sleeping), Changed<ConstantForce>>,
     anchors: Query<(Entity, Ref<Body>, &AnchorAsleep), Changed<Body>>,
     moved_fixed: Query<(Entity, &Body), MovedAwake>,
-    changed_springs: Query<(Entity, &Spring, &JoinEnds), Changed<Spring>>,
     changed: ChangedConstraints,
     ticks: SystemChangeTick,
 ) {
     let any_sleeping = solver.any_sleeping;
-    for (entity, spring, old) in &changed_springs {
-        solver.dirty = true;
-        if any_sleeping {
-            for end in [spring.a, spring.b].into_iter().chain(old.0) {
-                solver.request_wake(WakeTarget::Body(end), WakeCause::SpringChanged(entity));
-            }
-        }
-    }
-    for (entity, rod, old) in &changed.rods {
-        solver.dirty = true;
-        for end in [rod.a, rod.b].into_iter().chain(old.0) {
-            solver.request_wake(WakeTarget::Body(end), WakeCause::ConstraintChanged(entity));
-        }
-    }
     for entity in &changed.radii {
         solver.request_wake(
             WakeTarget::Body(entity),
@@ -394,15 +369,10 @@ pub(crate) fn detect_wakes(
 /// An awake body written since the last step.
 type MovedAwake = (Changed<Body>, Without<Sleeping>, Without<AnchorAsleep>);
 
-/// Rods, radii and planes changed in place.
+/// Radii and planes changed in place. (Springs and rods are immutable:
+/// their hooks see every change.)
 #[derive(bevy::ecs::system::SystemParam)]
 pub(crate) struct ChangedConstraints<'w, 's> {
-    rods: Query<
-        'w,
-        's,
-        (Entity, &'static DistanceConstraint, &'static JoinEnds),
-        Changed<DistanceConstraint>,
-    >,
     radii: Query<'w, 's, Entity, Changed<Radius>>,
     planes: Query<'w, 's, Entity, Changed<GroundPlane>>,
 }
@@ -487,13 +457,6 @@ impl UnionFind {
 /// The valid joins of one kind (springs or rods).
 type Joins<'w, 's, T> = Query<'w, 's, (Entity, &'static T), Without<PhysicsError>>;
 
-/// A join and the ends it had at the last rebuild.
-type JoinData = (
-    &'static mut JoinEnds,
-    Option<&'static Spring>,
-    Option<&'static DistanceConstraint>,
-);
-
 /// A body whose per-body island settings changed in place.
 type ChangedSettingsFilter = Or<(Changed<Substeps>, Changed<SleepThreshold>)>;
 
@@ -522,7 +485,6 @@ pub(crate) fn rebuild(
     mut solver: ResMut<SolverState>,
     mut bodies: Query<BuildData, Without<PhysicsError>>,
     (springs, rods): (Joins<Spring>, Joins<DistanceConstraint>),
-    mut join_ends: Query<JoinData>,
     changed_bodies: Query<(), ChangedSettingsFilter>,
     has_body: Query<(), With<Body>>,
     entities: &Entities,
@@ -1204,18 +1166,6 @@ pub(crate) fn rebuild(
     solver.group_synced = vec![None; groups.len()];
     solver.groups = groups;
     solver.any_sleeping = islands.iter().any(|island| island.sleeping);
-    // Each join's ends, so that re-pointing one in place also wakes the
-    // island it left.
-    for (mut old, spring, rod) in &mut join_ends {
-        let now = match (spring, rod) {
-            (Some(s), _) => [s.a, s.b],
-            (None, Some(r)) => [r.a, r.b],
-            (None, None) => continue,
-        };
-        if old.0 != now {
-            old.0 = now;
-        }
-    }
     solver.islands = islands;
     solver.island_members = island_members;
 }

@@ -19,7 +19,7 @@ use bevy::ecs::world::DeferredWorld;
 
 use crate::islands::{WakeCause, WakeTarget};
 use crate::schedule::PhysicsStep;
-use crate::solver::{JoinEnds, SolverState};
+use crate::solver::SolverState;
 
 /// A damped spring between two bodies, on an entity of its own.
 ///
@@ -48,6 +48,25 @@ use crate::solver::{JoinEnds, SolverState};
 /// # App::new().add_systems(Startup, setup);
 /// ```
 ///
+/// # Changing a spring
+///
+/// `Spring` is an immutable component: to change one, insert a new value on
+/// its entity. Its hooks then tell the step at once (waking the islands of
+/// its old and new ends), so the step never scans every spring for edits.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // Doubles the stiffness of every spring.
+/// fn stiffen(mut commands: Commands, springs: Query<(Entity, &Spring)>) {
+///     for (entity, spring) in &springs {
+///         commands.entity(entity).insert(spring.with_stiffness(2.0 * spring.stiffness));
+///     }
+/// }
+/// # App::new().add_systems(Update, stiffen);
+/// ```
+///
 /// # Invalid values
 ///
 /// A spring whose end is missing, has no [`Body`](crate::Body), or is the
@@ -55,8 +74,7 @@ use crate::solver::{JoinEnds, SolverState};
 /// finite, is reported once and left out of the step until fixed.
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component, Debug, PartialEq, Clone)]
-#[component(on_insert = wake_ends, on_discard = wake_ends)]
-#[require(JoinEnds)]
+#[component(immutable, on_insert = wake_ends, on_discard = wake_ends)]
 pub struct Spring {
     /// The first body.
     pub a: Entity,
@@ -101,6 +119,34 @@ impl Spring {
     /// ```
     pub const fn with_damping(mut self, damping: f32) -> Self {
         self.damping = damping;
+        self
+    }
+
+    /// The same spring with stiffness `k` (N/m).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// # let (a, b) = (Entity::from_raw_u32(1).unwrap(), Entity::from_raw_u32(2).unwrap());
+    /// let spring = Spring::new(a, b, 0.5, 100.0).with_stiffness(300.0);
+    /// assert_eq!(spring.stiffness, 300.0);
+    /// ```
+    pub const fn with_stiffness(mut self, stiffness: f32) -> Self {
+        self.stiffness = stiffness;
+        self
+    }
+
+    /// The same spring with rest length `length` (m).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// # let (a, b) = (Entity::from_raw_u32(1).unwrap(), Entity::from_raw_u32(2).unwrap());
+    /// let spring = Spring::new(a, b, 0.5, 100.0).with_rest_length(0.8);
+    /// assert_eq!(spring.rest_length, 0.8);
+    /// ```
+    pub const fn with_rest_length(mut self, length: f32) -> Self {
+        self.rest_length = length;
         self
     }
 

@@ -167,13 +167,15 @@ fn invalid_spring_parameters() {
         );
         assert!(all_bodies_finite(&mut app));
 
-        // Fixing the value brings the spring back.
-        app.world_mut().get_mut::<Spring>(spring).unwrap().stiffness = 5.0;
-        app.world_mut().get_mut::<Spring>(spring).unwrap().damping = 0.0;
-        app.world_mut()
-            .get_mut::<Spring>(spring)
-            .unwrap()
-            .rest_length = 1.0;
+        // Fixing the value (springs are immutable: a new value replaces
+        // the old) brings the spring back.
+        let broken = *app.world().get::<Spring>(spring).unwrap();
+        app.world_mut().entity_mut(spring).insert(
+            broken
+                .with_stiffness(5.0)
+                .with_damping(0.0)
+                .with_rest_length(1.0),
+        );
         step(&mut app, 2);
         assert!(
             !has_error(&app, spring),

@@ -253,10 +253,10 @@ fn bad_constraints_are_reported_once() {
     assert_eq!(warnings_for(&app, odd).len(), 1);
     assert!(all_bodies_finite(&mut app));
     // Fixing the length readmits the rod.
+    let rod = *app.world().get::<DistanceConstraint>(negative).unwrap();
     app.world_mut()
-        .get_mut::<DistanceConstraint>(negative)
-        .unwrap()
-        .length = 1.0;
+        .entity_mut(negative)
+        .insert(DistanceConstraint { length: 1.0, ..rod });
     step(&mut app, 2);
     assert!(!has_error(&app, negative));
 }

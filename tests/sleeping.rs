@@ -309,10 +309,10 @@ fn sleeping_bodies_have_no_accumulated_force_until_they_wake() {
 fn springs_added_changed_or_removed_wake_their_islands() {
     wakes(
         |app, ps| {
+            let spring = *app.world().get::<Spring>(ps[0].spring).unwrap();
             app.world_mut()
-                .get_mut::<Spring>(ps[0].spring)
-                .unwrap()
-                .stiffness *= 2.0;
+                .entity_mut(ps[0].spring)
+                .insert(spring.with_stiffness(2.0 * spring.stiffness));
         },
         &[0],
         |ps| WakeCause::SpringChanged(ps[0].spring),
@@ -326,14 +326,18 @@ fn springs_added_changed_or_removed_wake_their_islands() {
     );
 }
 
-/// Re-pointing a spring in place wakes the island it left as well as the
-/// one it joins.
+/// Re-pointing a spring wakes the island it left as well as the one it
+/// joins.
 #[test]
 fn re_pointing_a_spring_wakes_the_island_it_left() {
     wakes(
         |app, ps| {
             // Island 0's spring now holds island 2's bob instead.
-            app.world_mut().get_mut::<Spring>(ps[0].spring).unwrap().b = ps[2].bob;
+            let spring = *app.world().get::<Spring>(ps[0].spring).unwrap();
+            app.world_mut().entity_mut(ps[0].spring).insert(Spring {
+                b: ps[2].bob,
+                ..spring
+            });
         },
         &[0, 2],
         |ps| WakeCause::SpringChanged(ps[0].spring),

@@ -64,7 +64,7 @@ use bevy::prelude::*;
 use crate::body::{Body, mark_solver_dirty};
 use crate::islands::{WakeCause, WakeTarget};
 use crate::schedule::PhysicsStep;
-use crate::solver::{JoinEnds, SolverState, Stepped};
+use crate::solver::{SolverState, Stepped};
 
 /// A rigid rod: keeps bodies `a` and `b` at `length` from each other.
 /// Its own entity, like a [`Spring`](crate::Spring).
@@ -81,10 +81,12 @@ use crate::solver::{JoinEnds, SolverState, Stepped};
 /// }
 /// # App::new().add_systems(Startup, spawn_pendulum);
 /// ```
+///
+/// Like a spring, a rod is an immutable component: insert a new value to
+/// change it (its hooks tell the step at once).
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component, Debug, PartialEq, Clone)]
-#[component(on_insert = wake_ends, on_discard = wake_ends)]
-#[require(JoinEnds)]
+#[component(immutable, on_insert = wake_ends, on_discard = wake_ends)]
 pub struct DistanceConstraint {
     /// One end.
     pub a: Entity,

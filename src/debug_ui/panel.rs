@@ -54,7 +54,7 @@ pub(crate) struct Inspector<'w, 's> {
     selection: ResMut<'w, Selection>,
     drag: Res<'w, DragState>,
     bodies: Query<'w, 's, InspectData, Without<DragPart>>,
-    springs: Query<'w, 's, (Entity, &'static mut Spring), Without<DragPart>>,
+    springs: Query<'w, 's, (Entity, &'static Spring), Without<DragPart>>,
     commands: Commands<'w, 's>,
     /// The mass a body had before it was made fixed in the inspector.
     last_mass: Local<'s, Option<(Entity, f32)>>,
@@ -544,7 +544,7 @@ fn inspect(ui: &mut egui::Ui, inspector: &mut Inspector) {
 
     // Springs with this body at one end.
     let mut any = false;
-    for (spring_entity, mut spring) in springs.iter_mut() {
+    for (spring_entity, spring) in springs.iter() {
         if spring.a != entity && spring.b != entity {
             continue;
         }
@@ -589,8 +589,9 @@ fn inspect(ui: &mut egui::Ui, inspector: &mut Inspector) {
                 .on_hover_text("rest length (m)");
             });
         });
-        if !same_spring(&edit, &spring) {
-            *spring = edit;
+        if !same_spring(&edit, spring) {
+            // Springs are immutable: the new value replaces the old.
+            commands.entity(spring_entity).insert(edit);
         }
     }
 }
