@@ -10,7 +10,9 @@
 //!   8 ropes' worth more than the first, not 8 times the scene.
 //! - `sleeping/awake` and `sleeping/asleep`: 1000 resting ropes of 20
 //!   bodies, kept awake, then all asleep; `sleeping/empty`: the plugin with
-//!   no bodies (what a fixed step costs before any physics).
+//!   no bodies (what a fixed step costs before any physics: Bevy's own
+//!   `FixedMain` schedules). The ropes' own cost asleep against awake is
+//!   `(asleep − empty) / (awake − empty)`, from one run.
 //!
 //! Ropes: a fixed body with bodies of mass 1 hanging below it 0.1 apart,
 //! springs k = 1000, c = 1, rest 0.1, gravity, h = 1/60.

@@ -65,6 +65,10 @@ pub struct ConstantForce(pub Vec3);
 /// [`SubstepBodies`](crate::SubstepBodies) — or islands with other substep
 /// counts collect it more than once.
 ///
+/// Written before the fixed step (a system in `FixedUpdate`, in
+/// [`PhysicsSystems::Prepare`](crate::PhysicsSystems::Prepare)), it acts on
+/// the first pass of the step and is then set back to zero.
+///
 /// Every awake [`Body`](crate::Body) has one; a [`Sleeping`](crate::Sleeping)
 /// body has none, so systems that push every body skip sleeping ones.
 /// Inserting one on a sleeping body wakes its island. Default: zero.

@@ -1,0 +1,175 @@
+//! A fixed number of fixed steps of one scene, for instruction counts under
+//! callgrind (which criterion's timing loop does not give) and for timing
+//! the phases of a step by hand.
+//!
+//! ```text
+//! cargo bench --no-default-features --bench profile --no-run
+//! SCENE=ropes ROPES=100 STEPS=120 valgrind --tool=callgrind target/release/deps/profile-*
+//! ```
+//!
+//! Run it with two step counts and subtract to get the cost of one step
+//! without the setup. Environment:
+//!
+//! - `SCENE`: `ropes` (default; the scene of `benches/step.rs`: `ROPES`
+//!   ropes of 100 bodies, sleeping off), `plain` (the same as a plain array
+//!   loop), `fine` (`ROPES` ropes, the last one with `Substeps(8)`),
+//!   `awake`, `asleep` or `empty` (the resting scene of
+//!   `benches/islands.rs`: 1000 ropes of 20, kept awake, all asleep, or no
+//!   bodies);
+//! - `ROPES` (default 100), `STEPS` (default 100);
+//! - `THREADS` (compute threads, default 1) and `THRESHOLD`
+//!   (`PhysicsSettings::parallel_threshold`, default: never parallel).
+//!
+//! It prints the mean wall time of a step.
+
+use std::time::{Duration, Instant};
+
+use bevy::app::FixedMain;
+use bevy::prelude::*;
+use bevy_euler_physics::prelude::*;
+
+const H: f32 = 1.0 / 60.0;
+const K: f32 = 1000.0;
+const C: f32 = 1.0;
+const REST: f32 = 0.1;
+const G: Vec3 = Vec3::new(0.0, -9.81, 0.0);
+
+fn var(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The ropes scene as plain arrays, stepped `steps` times.
+fn plain(ropes: usize, steps: usize) -> Duration {
+    let (mut pos, mut vel, mut inv_mass, mut springs) = (vec![], vec![], vec![], vec![]);
+    for r in 0..ropes {
+        for s in 0..=100 {
+            let i = pos.len() as u32;
+            let x = r as f32 * 0.5 + if s == 0 { 0.0 } else { 0.02 };
+            pos.push(Vec3::new(x, -REST * s as f32, 0.0));
+            vel.push(Vec3::ZERO);
+            inv_mass.push(if s == 0 { 0.0 } else { 1.0 });
+            if s > 0 {
+                springs.push((i - 1, i));
+            }
+        }
+    }
+    let mut force = vec![Vec3::ZERO; pos.len()];
+    let start = Instant::now();
+    for _ in 0..steps {
+        force.fill(Vec3::ZERO);
+        for &(a, b) in &springs {
+            let (a, b) = (a as usize, b as usize);
+            let d = pos[b] - pos[a];
+            let len = d.length();
+            if len > 0.0 {
+                let n = d / len;
+                let f = n * (K * (len - REST) + C * (vel[b] - vel[a]).dot(n));
+                force[a] += f;
+                force[b] -= f;
+            }
+        }
+        for i in 0..pos.len() {
+            let w = inv_mass[i];
+            if w > 0.0 {
+                vel[i] += H * (G + force[i] * w);
+                pos[i] += H * vel[i];
+            }
+        }
+        std::hint::black_box(&pos);
+    }
+    start.elapsed()
+}
+
+/// A rope of `links` bodies hanging from a fixed body at `x`: resting
+/// (each spring stretched by the weight below it) or nudged to swing.
+fn rope(world: &mut World, x: f32, links: usize, resting: bool, extra: impl Bundle + Clone) {
+    let mut prev = world.spawn(Body::fixed(Vec3::new(x, 0.0, 0.0))).id();
+    let mut y = 0.0;
+    for s in 0..links {
+        let (stretch, nudge) = if resting {
+            ((links - s) as f32 * 9.81 / K, 0.0)
+        } else {
+            (0.0, 0.02)
+        };
+        y -= REST + stretch;
+        let body = Body::new(1.0).with_position(Vec3::new(x + nudge, y, 0.0));
+        let e = world.spawn((body, extra.clone())).id();
+        world.spawn(Spring::new(prev, e, REST, K).with_damping(C));
+        prev = e;
+    }
+}
+
+fn main() {
+    let scene = std::env::var("SCENE").unwrap_or_else(|_| "ropes".into());
+    let (ropes, steps) = (var("ROPES", 100), var("STEPS", 100).max(1));
+    if scene == "plain" {
+        let time = plain(ropes, steps);
+        println!("plain: {:?} per step", time / steps as u32);
+        return;
+    }
+    let threads = var("THREADS", 1);
+    let mut pools = TaskPoolPlugin::default();
+    pools.task_pool_options.compute.min_threads = threads;
+    pools.task_pool_options.compute.max_threads = threads;
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins.set(pools), EulerPhysicsPlugin))
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
+        .insert_resource(PhysicsSettings {
+            parallel_threshold: var("THRESHOLD", usize::MAX),
+            ..default()
+        });
+    let world = app.world_mut();
+    match scene.as_str() {
+        "ropes" | "fine" => {
+            world.insert_resource(SleepSettings {
+                enabled: false,
+                ..default()
+            });
+            for r in 0..ropes {
+                if scene == "fine" && r + 1 == ropes {
+                    rope(world, r as f32 * 0.5, 100, false, Substeps(8));
+                } else {
+                    rope(world, r as f32 * 0.5, 100, false, ());
+                }
+            }
+        }
+        "awake" | "asleep" => {
+            for r in 0..1000 {
+                let x = r as f32 * 0.5;
+                if scene == "awake" {
+                    rope(world, x, 20, true, SleepingDisabled);
+                } else {
+                    rope(world, x, 20, true, ());
+                }
+            }
+        }
+        "empty" => {}
+        other => panic!("unknown SCENE {other}"),
+    }
+    if scene == "asleep" {
+        let bodies: Vec<Entity> = world
+            .query_filtered::<(Entity, &Body), ()>()
+            .iter(world)
+            .filter(|(_, body)| !body.is_fixed())
+            .map(|(entity, _)| entity)
+            .collect();
+        let mut commands = world.commands();
+        for entity in bodies {
+            commands.entity(entity).sleep_island();
+        }
+        world.flush();
+    }
+    app.update();
+    // The first steps build the index (and apply sleep commands).
+    for _ in 0..3 {
+        app.world_mut().run_schedule(FixedMain);
+    }
+    let start = Instant::now();
+    for _ in 0..steps {
+        app.world_mut().run_schedule(FixedMain);
+    }
+    println!("{scene}: {:?} per step", start.elapsed() / steps as u32);
+}
