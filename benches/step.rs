@@ -6,20 +6,30 @@
 //! 0.1); gravity; h = 1/60; every hanging body nudged 0.02 sideways so the
 //! ropes swing.
 //!
-//! `cargo bench --bench step` prints, per size:
+//! `cargo bench --bench step` prints, per size (criterion):
 //! - `plain`: the reference, a plain array loop (one thread);
-//! - `plugin_1_thread`: one `FixedMain` run with the parallel passes off;
+//! - `plugin_1_thread`: one `FixedMain` run on one thread: the parallel
+//!   passes off, and `FixedMain`'s schedules on Bevy's single-threaded
+//!   executor (the compute pool has 2 threads for the next variant, and
+//!   the multi-threaded executor would wake them for every schedule);
 //! - `plugin_2_threads`: the same with every pass split over Bevy's compute
 //!   pool, set to 2 threads (Bevy's default gives a 2-core machine a single
-//!   compute thread, and its parallel queries run serially on one).
+//!   compute thread, and its parallel queries run serially on one), and
+//!   Bevy's default multi-threaded executor.
+//!
+//! Then, since this machine's speed can change between criterion's separate
+//! measurements, the same three interleaved round by round: `ratio/RxS`
+//! lines give the median plugin / plain-loop ratio of 15 rounds and its
+//! range.
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bevy::app::FixedMain;
+use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group};
 
 const H: f32 = 1.0 / 60.0;
 const K: f32 = 1000.0;
@@ -109,6 +119,20 @@ fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
             enabled: false,
             ..default()
         });
+    if !parallel {
+        for label in [
+            FixedMain.intern(),
+            FixedFirst.intern(),
+            FixedPreUpdate.intern(),
+            FixedUpdate.intern(),
+            FixedPostUpdate.intern(),
+            FixedLast.intern(),
+        ] {
+            app.edit_schedule(label, |schedule| {
+                schedule.set_executor(SingleThreadedExecutor::new());
+            });
+        }
+    }
     let world = app.world_mut();
     let mut prev = Entity::PLACEHOLDER;
     for (s, p) in rope_positions(ropes, links) {
@@ -151,5 +175,79 @@ fn step(c: &mut Criterion) {
     group.finish();
 }
 
+/// Rounds of the interleaved comparison.
+const ROUNDS: usize = 15;
+
+/// The time of `steps` calls of `f`.
+fn time(steps: usize, mut f: impl FnMut()) -> Duration {
+    let start = Instant::now();
+    for _ in 0..steps {
+        f();
+    }
+    start.elapsed()
+}
+
+/// Median, least and greatest of `ratios`.
+fn spread(mut ratios: Vec<f64>) -> (f64, f64, f64) {
+    ratios.sort_by(f64::total_cmp);
+    (
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1],
+    )
+}
+
+/// The plugin against the plain loop, interleaved: each round times the
+/// plain loop, then the plugin on one thread, then on two, over the same
+/// number of steps (about 20 ms of the plain loop), so that a change in the
+/// machine's speed between criterion's separate measurements does not land
+/// in the ratio. Prints the median ratio of `ROUNDS` rounds and the range.
+fn interleaved(filters: &[String]) {
+    for (ropes, links) in SIZES {
+        let label = format!("ratio/{ropes}x{links}");
+        if !filters.is_empty() && !filters.iter().any(|f| label.contains(f.as_str())) {
+            continue;
+        }
+        let mut plain = Plain::new(ropes, links);
+        let mut apps = [
+            plugin_app(ropes, links, false),
+            plugin_app(ropes, links, true),
+        ];
+        let probe = time(10, || plain.step()) / 10;
+        let steps = (Duration::from_millis(20).as_secs_f64() / probe.as_secs_f64().max(1e-9))
+            .ceil()
+            .max(1.0) as usize;
+        let (mut one, mut two) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let reference = time(steps, || {
+                plain.step();
+                black_box(&plain.pos);
+            })
+            .as_secs_f64();
+            let [single, split] = apps
+                .each_mut()
+                .map(|app| time(steps, || app.world_mut().run_schedule(FixedMain)).as_secs_f64());
+            one.push(single / reference);
+            two.push(split / reference);
+        }
+        let ((m1, lo1, hi1), (m2, lo2, hi2)) = (spread(one), spread(two));
+        println!(
+            "{label}: plugin / plain loop, median of {ROUNDS} interleaved rounds of {steps} steps: \
+             1 thread {m1:.2}× ({lo1:.2}–{hi1:.2}), 2 threads {m2:.2}× ({lo2:.2}–{hi2:.2})"
+        );
+    }
+}
+
 criterion_group!(benches, step);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // `cargo bench` passes `--bench`; the test harness's smoke run does
+    // not, and skips the comparison.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--bench") {
+        let filters: Vec<String> = args.into_iter().filter(|a| !a.starts_with('-')).collect();
+        interleaved(&filters);
+    }
+}

@@ -32,7 +32,11 @@
 //! runs
 //! `AccumulateForces` → `IntegrateVelocities` → `SolveConstraints` →
 //! `IntegratePositions`: semi-implicit Euler, velocity first, then position
-//! with the new velocity. See [`body`] for the maths, [`PhysicsSystems`] and
+//! with the new velocity. While no system of yours sits in
+//! `PhysicsSubstep`, the passes run on the solver's own dense arrays
+//! without running the schedule, and each [`Body`] is written once at the
+//! end of the fixed step (the results are the same bit for bit; see
+//! [`PhysicsSubstep`]). See [`body`] for the maths, [`PhysicsSystems`] and
 //! [`SubstepBodies`] for where your own forces and constraints go,
 //! [`islands`] for substeps, stability and sleeping, and [`interpolation`]
 //! for how bodies are drawn between steps.
@@ -64,7 +68,8 @@
 //!
 //! The same scene stepped the same way gives bit-identical state, whatever
 //! the number of threads: every pass computes each body's and each spring's
-//! value independently and sums forces in a fixed order.
+//! value independently and sums forces in a fixed order (threads split a
+//! pass by whole islands, which share no spring).
 
 pub mod body;
 pub mod constraints;
