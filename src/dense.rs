@@ -404,6 +404,7 @@ pub(crate) fn scatter(
 mod tests {
     use std::time::Duration;
 
+    use bevy::ecs::schedule::ScheduleCleanupPolicy;
     use bevy::time::TimeUpdateStrategy;
 
     use bevy::prelude::*;
@@ -551,5 +552,43 @@ mod tests {
             .map(|island| island.substeps())
             .max();
         assert!(passes >= Some(2), "passes {passes:?}");
+    }
+
+    /// A system added to `PhysicsSubstep` at run time switches the steps to
+    /// scheduled ones, its removal back to dense ones, and adding one again
+    /// (to a schedule that has run) to scheduled ones; the run stays bit for
+    /// bit on the course of a run scheduled throughout.
+    #[test]
+    fn switching_to_scheduled_steps_mid_run_changes_no_bit() {
+        let mut switched = app(false, usize::MAX);
+        let mut scheduled = app(true, usize::MAX);
+        for frame in 0..400 {
+            if frame == 100 || frame == 300 {
+                switched.add_systems(
+                    PhysicsSubstep,
+                    watch.in_set(PhysicsSystems::SolveConstraints),
+                );
+            }
+            if frame == 200 {
+                let removed = switched.remove_systems_in_set(
+                    PhysicsSubstep,
+                    watch,
+                    ScheduleCleanupPolicy::RemoveSystemsOnly,
+                );
+                assert_eq!(removed.ok(), Some(1));
+            }
+            switched.update();
+            scheduled.update();
+            let dense = switched.world().resource::<SolverState>().dense;
+            assert_eq!(
+                dense,
+                frame < 100 || (200..300).contains(&frame),
+                "frame {frame}"
+            );
+            assert!(
+                state(&mut switched) == state(&mut scheduled),
+                "frame {frame}"
+            );
+        }
     }
 }

@@ -318,7 +318,9 @@ pub(crate) fn run_step(world: &mut World) {
     let dense = world
         .resource::<Schedules>()
         .get(PhysicsSubstep)
-        .is_none_or(|schedule| schedule.systems_len() <= OWN_SUBSTEP_SYSTEMS);
+        // The graph's count: it follows systems added or removed since the
+        // schedule last ran (which a dense step never does).
+        .is_none_or(|schedule| schedule.graph().systems.len() <= OWN_SUBSTEP_SYSTEMS);
     world.resource_mut::<SolverState>().dense = dense;
     world.run_schedule(StepStart);
     let timestep = world.resource::<Time<Fixed>>().timestep();
