@@ -70,16 +70,18 @@ struct Part<'a> {
 
 /// Cuts `slice`, which holds the slots from `base` on, into the slots of
 /// each part.
-fn pieces<'a, T>(mut slice: &'a mut [T], base: usize, parts: &[Span]) -> Vec<&'a mut [T]> {
+fn pieces<'a, T>(
+    mut slice: &'a mut [T],
+    base: usize,
+    parts: &'a [Span],
+) -> impl Iterator<Item = &'a mut [T]> {
     let mut at = base;
-    let mut pieces = Vec::with_capacity(parts.len());
-    for part in parts {
+    parts.iter().map(move |part| {
         let (piece, rest) = core::mem::take(&mut slice).split_at_mut(part.slots.end - at);
-        pieces.push(piece);
         slice = rest;
         at = part.slots.end;
-    }
-    pieces
+        piece
+    })
 }
 
 impl Kick<'_> {
@@ -199,12 +201,18 @@ pub(crate) fn run_pass(
     let pool = ComputeTaskPool::try_get()
         .filter(|_| this.slots.len() >= settings.parallel_threshold && this.islands.len() > 1)
         .map(|pool| &**pool);
+    // One thread: the whole group as one part, with nothing allocated.
+    let whole = Span {
+        slots: this.slots.clone(),
+        rows: this.rows.clone(),
+    };
+    let balanced;
     let parts = match pool {
-        Some(pool) => balance(&this.islands, workers(pool)),
-        None => vec![Span {
-            slots: this.slots.clone(),
-            rows: this.rows.clone(),
-        }],
+        Some(pool) => {
+            balanced = balance(&this.islands, workers(pool));
+            &balanced[..]
+        }
+        None => core::slice::from_ref(&whole),
     };
     let base = this.slots.start;
     let check = solver.pass_has_invalid;
@@ -212,7 +220,7 @@ pub(crate) fn run_pass(
     // Spring forces, each part into its own bodies' slots.
     let springs = &solver.springs;
     let state = (&solver.pos[..], &solver.vel[..], &solver.valid[..]);
-    let forces = pieces(&mut solver.force[base..], base, &parts);
+    let forces = pieces(&mut solver.force[base..], base, parts);
     let jobs = parts.iter().zip(forces);
     for_each_part(pool, jobs, |(part, force)| {
         add_spring_forces(
@@ -238,20 +246,14 @@ pub(crate) fn run_pass(
         )),
         inv_mass: &solver.inv_mass,
     };
-    let mut diverged = for_each_part(
-        pool,
-        split(
-            (
-                &mut solver.pos,
-                &mut solver.vel,
-                &mut solver.valid,
-                &mut solver.diverged,
-                &solver.force,
-            ),
-            &parts,
-        ),
-        |mut part| kick.run(&mut part),
+    let slots = (
+        &mut solver.pos[..],
+        &mut solver.vel[..],
+        &mut solver.valid[..],
+        &mut solver.diverged[..],
+        &solver.force[..],
     );
+    let mut diverged = for_each_part(pool, split(slots, parts), |mut part| kick.run(&mut part));
     if constrained {
         solve_group(solver, group, h, constraints);
         let slots = (
@@ -262,7 +264,7 @@ pub(crate) fn run_pass(
             &solver.force[..],
         );
         let inv_mass = &solver.inv_mass;
-        diverged |= for_each_part(pool, split(slots, &parts), |mut part| {
+        diverged |= for_each_part(pool, split(slots, parts), |mut part| {
             drift_all(h, inv_mass, &mut part)
         });
     }
@@ -284,10 +286,12 @@ type Slots<'a> = (
 );
 
 /// `slots`, cut into `parts`.
-fn split<'a>((pos, vel, valid, diverged, force): Slots<'a>, parts: &[Span]) -> Vec<Part<'a>> {
+fn split<'a>(
+    (pos, vel, valid, diverged, force): Slots<'a>,
+    parts: &'a [Span],
+) -> impl Iterator<Item = Part<'a>> {
     let base = parts.first().map_or(0, |part| part.slots.start);
     pieces(&mut pos[base..], base, parts)
-        .into_iter()
         .zip(pieces(&mut vel[base..], base, parts))
         .zip(pieces(&mut valid[base..], base, parts))
         .zip(pieces(&mut diverged[base..], base, parts))
@@ -300,7 +304,6 @@ fn split<'a>((pos, vel, valid, diverged, force): Slots<'a>, parts: &[Span]) -> V
             diverged,
             force: &force[part.slots.clone()],
         })
-        .collect()
 }
 
 /// Groups a group's islands into about `parts` parts of equal work (bodies

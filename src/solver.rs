@@ -1037,7 +1037,6 @@ pub(crate) fn rebuild(
             });
             at = end;
         }
-        group.islands.sort_by_key(|span| span.slots.start);
         solver.springs.extend(rows.into_iter().map(|(_, row)| row));
         group.rows = start..solver.springs.len();
     }
