@@ -24,51 +24,14 @@ use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 
-const H: f32 = 1.0 / 60.0;
-const K: f32 = 1000.0;
-const C: f32 = 1.0;
-const REST: f32 = 0.1;
+mod common;
+use common::{H, rope};
 
 fn app() -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
         .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)));
     app
-}
-
-/// A rope of `links` bodies at `x`, hanging at rest (each spring stretched
-/// by the weight below it) when `resting`, else nudged sideways to swing.
-/// Returns its bodies.
-fn rope(
-    world: &mut World,
-    x: f32,
-    links: usize,
-    resting: bool,
-    extra: impl Bundle + Clone,
-) -> Vec<Entity> {
-    let mut prev = world.spawn(Body::fixed(Vec3::new(x, 0.0, 0.0))).id();
-    let mut y = 0.0;
-    let mut bodies = Vec::new();
-    for s in 0..links {
-        // The spring above body s carries the weight of links − s bodies.
-        let stretch = if resting {
-            (links - s) as f32 * 9.81 / K
-        } else {
-            0.0
-        };
-        y -= REST + stretch;
-        let nudge = if resting { 0.0 } else { 0.02 };
-        let e = world
-            .spawn((
-                Body::new(1.0).with_position(Vec3::new(x + nudge, y, 0.0)),
-                extra.clone(),
-            ))
-            .id();
-        world.spawn(Spring::new(prev, e, REST, K).with_damping(C));
-        bodies.push(e);
-        prev = e;
-    }
-    bodies
 }
 
 fn warm(app: &mut App) {

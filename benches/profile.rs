@@ -28,11 +28,8 @@ use bevy::app::FixedMain;
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 
-const H: f32 = 1.0 / 60.0;
-const K: f32 = 1000.0;
-const C: f32 = 1.0;
-const REST: f32 = 0.1;
-const G: Vec3 = Vec3::new(0.0, -9.81, 0.0);
+mod common;
+use common::{H, Plain, rope};
 
 fn var(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -43,63 +40,13 @@ fn var(name: &str, default: usize) -> usize {
 
 /// The ropes scene as plain arrays, stepped `steps` times.
 fn plain(ropes: usize, steps: usize) -> Duration {
-    let (mut pos, mut vel, mut inv_mass, mut springs) = (vec![], vec![], vec![], vec![]);
-    for r in 0..ropes {
-        for s in 0..=100 {
-            let i = pos.len() as u32;
-            let x = r as f32 * 0.5 + if s == 0 { 0.0 } else { 0.02 };
-            pos.push(Vec3::new(x, -REST * s as f32, 0.0));
-            vel.push(Vec3::ZERO);
-            inv_mass.push(if s == 0 { 0.0 } else { 1.0 });
-            if s > 0 {
-                springs.push((i - 1, i));
-            }
-        }
-    }
-    let mut force = vec![Vec3::ZERO; pos.len()];
+    let mut plain = Plain::new(ropes, 100);
     let start = Instant::now();
     for _ in 0..steps {
-        force.fill(Vec3::ZERO);
-        for &(a, b) in &springs {
-            let (a, b) = (a as usize, b as usize);
-            let d = pos[b] - pos[a];
-            let len = d.length();
-            if len > 0.0 {
-                let n = d / len;
-                let f = n * (K * (len - REST) + C * (vel[b] - vel[a]).dot(n));
-                force[a] += f;
-                force[b] -= f;
-            }
-        }
-        for i in 0..pos.len() {
-            let w = inv_mass[i];
-            if w > 0.0 {
-                vel[i] += H * (G + force[i] * w);
-                pos[i] += H * vel[i];
-            }
-        }
-        std::hint::black_box(&pos);
+        plain.step();
+        std::hint::black_box(&plain.pos);
     }
     start.elapsed()
-}
-
-/// A rope of `links` bodies hanging from a fixed body at `x`: resting
-/// (each spring stretched by the weight below it) or nudged to swing.
-fn rope(world: &mut World, x: f32, links: usize, resting: bool, extra: impl Bundle + Clone) {
-    let mut prev = world.spawn(Body::fixed(Vec3::new(x, 0.0, 0.0))).id();
-    let mut y = 0.0;
-    for s in 0..links {
-        let (stretch, nudge) = if resting {
-            ((links - s) as f32 * 9.81 / K, 0.0)
-        } else {
-            (0.0, 0.02)
-        };
-        y -= REST + stretch;
-        let body = Body::new(1.0).with_position(Vec3::new(x + nudge, y, 0.0));
-        let e = world.spawn((body, extra.clone())).id();
-        world.spawn(Spring::new(prev, e, REST, K).with_damping(C));
-        prev = e;
-    }
 }
 
 fn main() {

@@ -31,76 +31,10 @@ use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 use criterion::{BenchmarkId, Criterion, criterion_group};
 
-const H: f32 = 1.0 / 60.0;
-const K: f32 = 1000.0;
-const C: f32 = 1.0;
-const REST: f32 = 0.1;
-const G: Vec3 = Vec3::new(0.0, -9.81, 0.0);
+mod common;
+use common::{C, H, K, Plain, REST, rope_positions};
+
 const SIZES: [(usize, usize); 3] = [(10, 100), (100, 100), (1000, 100)];
-
-/// Initial positions of the scene, rope by rope: the fixed body first.
-fn rope_positions(ropes: usize, links: usize) -> impl Iterator<Item = (usize, Vec3)> {
-    (0..ropes).flat_map(move |r| {
-        (0..=links).map(move |s| {
-            let x = r as f32 * 0.5 + if s == 0 { 0.0 } else { 0.02 };
-            (s, Vec3::new(x, -REST * s as f32, 0.0))
-        })
-    })
-}
-
-/// The reference: the same physics as plain arrays.
-struct Plain {
-    pos: Vec<Vec3>,
-    vel: Vec<Vec3>,
-    inv_mass: Vec<f32>,
-    force: Vec<Vec3>,
-    springs: Vec<(u32, u32)>,
-}
-
-impl Plain {
-    fn new(ropes: usize, links: usize) -> Self {
-        let mut plain = Plain {
-            pos: Vec::new(),
-            vel: Vec::new(),
-            inv_mass: Vec::new(),
-            force: Vec::new(),
-            springs: Vec::new(),
-        };
-        for (s, p) in rope_positions(ropes, links) {
-            let i = plain.pos.len() as u32;
-            plain.pos.push(p);
-            plain.vel.push(Vec3::ZERO);
-            plain.inv_mass.push(if s == 0 { 0.0 } else { 1.0 });
-            if s > 0 {
-                plain.springs.push((i - 1, i));
-            }
-        }
-        plain.force = vec![Vec3::ZERO; plain.pos.len()];
-        plain
-    }
-
-    fn step(&mut self) {
-        self.force.fill(Vec3::ZERO);
-        for &(a, b) in &self.springs {
-            let (a, b) = (a as usize, b as usize);
-            let d = self.pos[b] - self.pos[a];
-            let len = d.length();
-            if len > 0.0 {
-                let n = d / len;
-                let f = n * (K * (len - REST) + C * (self.vel[b] - self.vel[a]).dot(n));
-                self.force[a] += f;
-                self.force[b] -= f;
-            }
-        }
-        for i in 0..self.pos.len() {
-            let w = self.inv_mass[i];
-            if w > 0.0 {
-                self.vel[i] += H * (G + self.force[i] * w);
-                self.pos[i] += H * self.vel[i];
-            }
-        }
-    }
-}
 
 fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
     let mut app = App::new();

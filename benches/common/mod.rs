@@ -1,0 +1,114 @@
+//! What the benchmarks share: the rope scene's constants, the scene as a
+//! plain array loop (the reference every speed claim is measured against),
+//! and ropes spawned as bodies and springs.
+#![allow(dead_code)]
+
+use bevy::prelude::*;
+use bevy_euler_physics::prelude::*;
+
+/// The fixed step.
+pub const H: f32 = 1.0 / 60.0;
+/// Spring stiffness, damping and rest length.
+pub const K: f32 = 1000.0;
+pub const C: f32 = 1.0;
+pub const REST: f32 = 0.1;
+pub const G: Vec3 = Vec3::new(0.0, -9.81, 0.0);
+
+/// Initial positions of the scene, rope by rope: the fixed body first.
+pub fn rope_positions(ropes: usize, links: usize) -> impl Iterator<Item = (usize, Vec3)> {
+    (0..ropes).flat_map(move |r| {
+        (0..=links).map(move |s| {
+            let x = r as f32 * 0.5 + if s == 0 { 0.0 } else { 0.02 };
+            (s, Vec3::new(x, -REST * s as f32, 0.0))
+        })
+    })
+}
+
+/// The reference: the same physics as plain arrays.
+pub struct Plain {
+    pub pos: Vec<Vec3>,
+    vel: Vec<Vec3>,
+    inv_mass: Vec<f32>,
+    force: Vec<Vec3>,
+    springs: Vec<(u32, u32)>,
+}
+
+impl Plain {
+    pub fn new(ropes: usize, links: usize) -> Self {
+        let mut plain = Plain {
+            pos: Vec::new(),
+            vel: Vec::new(),
+            inv_mass: Vec::new(),
+            force: Vec::new(),
+            springs: Vec::new(),
+        };
+        for (s, p) in rope_positions(ropes, links) {
+            let i = plain.pos.len() as u32;
+            plain.pos.push(p);
+            plain.vel.push(Vec3::ZERO);
+            plain.inv_mass.push(if s == 0 { 0.0 } else { 1.0 });
+            if s > 0 {
+                plain.springs.push((i - 1, i));
+            }
+        }
+        plain.force = vec![Vec3::ZERO; plain.pos.len()];
+        plain
+    }
+
+    pub fn step(&mut self) {
+        self.force.fill(Vec3::ZERO);
+        for &(a, b) in &self.springs {
+            let (a, b) = (a as usize, b as usize);
+            let d = self.pos[b] - self.pos[a];
+            let len = d.length();
+            if len > 0.0 {
+                let n = d / len;
+                let f = n * (K * (len - REST) + C * (self.vel[b] - self.vel[a]).dot(n));
+                self.force[a] += f;
+                self.force[b] -= f;
+            }
+        }
+        for i in 0..self.pos.len() {
+            let w = self.inv_mass[i];
+            if w > 0.0 {
+                self.vel[i] += H * (G + self.force[i] * w);
+                self.pos[i] += H * self.vel[i];
+            }
+        }
+    }
+}
+
+/// A rope of `links` bodies at `x`, hanging at rest (each spring stretched
+/// by the weight below it) when `resting`, else nudged sideways to swing.
+/// Returns its bodies.
+pub fn rope(
+    world: &mut World,
+    x: f32,
+    links: usize,
+    resting: bool,
+    extra: impl Bundle + Clone,
+) -> Vec<Entity> {
+    let mut prev = world.spawn(Body::fixed(Vec3::new(x, 0.0, 0.0))).id();
+    let mut y = 0.0;
+    let mut bodies = Vec::new();
+    for s in 0..links {
+        // The spring above body s carries the weight of links − s bodies.
+        let stretch = if resting {
+            (links - s) as f32 * 9.81 / K
+        } else {
+            0.0
+        };
+        y -= REST + stretch;
+        let nudge = if resting { 0.0 } else { 0.02 };
+        let e = world
+            .spawn((
+                Body::new(1.0).with_position(Vec3::new(x + nudge, y, 0.0)),
+                extra.clone(),
+            ))
+            .id();
+        world.spawn(Spring::new(prev, e, REST, K).with_damping(C));
+        bodies.push(e);
+        prev = e;
+    }
+    bodies
+}
