@@ -21,7 +21,9 @@ use bevy::prelude::*;
 use bevy_egui::input::egui_wants_any_keyboard_input;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use bevy_euler_physics::prelude::*;
-use support::parts::{Materials, Part, apply_island_settings, show_sleep, substeps_text};
+use support::parts::{
+    Materials, Part, apply_island_settings, example_app, show_sleep, substeps_text,
+};
 
 /// Pixels per metre: the physics works in metres.
 const SCALE: f32 = 100.0;
@@ -63,29 +65,7 @@ struct Looks {
 }
 
 fn main() {
-    App::new()
-        .add_plugins((
-            DefaultPlugins.set(WindowPlugin {
-                primary_window: Some(Window {
-                    title: "bevy_euler_physics: ragdoll".into(),
-                    resolution: (1280, 720).into(),
-                    ..default()
-                }),
-                ..default()
-            }),
-            EulerPhysicsPlugin,
-            PhysicsModelPlugin,
-            EulerPhysicsDebugPlugin,
-            support::CapturePlugin,
-        ))
-        // The example draws bodies and bones itself; the panel's gizmos
-        // (springs by strain, bodies by sleep, velocities) are a click away.
-        .insert_resource(DebugUiSettings {
-            draw_springs: false,
-            draw_bodies: false,
-            ..default()
-        })
-        .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)))
+    example_app("ragdoll")
         .add_systems(Startup, setup)
         .add_systems(
             Update,

@@ -6,6 +6,36 @@
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 
+/// The app both model examples start from: a 1280×720 window titled
+/// `title`, the physics, model and debug plugins and the capture mode, on a
+/// dark background. The examples draw bodies themselves, so the debug
+/// panel's own gizmos (springs by strain, bodies by sleep, velocities)
+/// start off, a click away.
+pub fn example_app(title: &str) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        DefaultPlugins.set(WindowPlugin {
+            primary_window: Some(Window {
+                title: format!("bevy_euler_physics: {title}"),
+                resolution: (1280, 720).into(),
+                ..default()
+            }),
+            ..default()
+        }),
+        EulerPhysicsPlugin,
+        PhysicsModelPlugin,
+        EulerPhysicsDebugPlugin,
+        super::CapturePlugin,
+    ))
+    .insert_resource(DebugUiSettings {
+        draw_springs: false,
+        draw_bodies: false,
+        ..default()
+    })
+    .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.12)));
+    app
+}
+
 /// A body of a model instance: which instance.
 #[derive(Component)]
 pub struct Part(pub Entity);
