@@ -371,19 +371,13 @@ pub(crate) fn integrate_velocities(
     }
 }
 
-/// Where the pass is within the fixed step, for the position history.
-#[derive(Clone, Copy)]
-struct PassPlace {
-    first: bool,
-    last: bool,
-}
-
-/// One body's drift and history, and its slot's copy of the new state;
-/// false if the new position is not finite (then it is not written).
+/// One body's drift, its history (in the first pass of the fixed step:
+/// where the step started) and its slot's copy of the new state; false if
+/// the new position is not finite (then it is not written).
 #[inline(always)]
 fn drift(
     h: f32,
-    place: PassPlace,
+    first: bool,
     (mut body, index, mut history): DriftItem,
     (pos, vel, valid): (&mut [Vec3A], &mut [Vec3A], &mut [bool]),
 ) -> bool {
@@ -399,16 +393,9 @@ fn drift(
             ok = false;
         }
     }
-    match (place.first, place.last) {
-        (true, true) => {
-            *history = PositionHistory {
-                previous: start,
-                current: body.position,
-            }
-        }
-        (true, false) => history.previous = start,
-        (false, true) => history.current = body.position,
-        (false, false) => {}
+    if first {
+        // As the dense scatter writes it.
+        history.bypass_change_detection().previous = start;
     }
     let i = index.slot as usize;
     if i < pos.len() {
@@ -423,7 +410,7 @@ fn drift(
 
 /// [`PhysicsSystems::IntegratePositions`](crate::PhysicsSystems):
 /// `x ← x + h·v` for every dynamic body of the pass, and the position
-/// history for interpolation (the start of the fixed step and its end).
+/// history for interpolation (where the fixed step started).
 pub(crate) fn integrate_positions(
     mut solver: ResMut<SolverState>,
     step: Res<PhysicsStep>,
@@ -431,10 +418,7 @@ pub(crate) fn integrate_positions(
     ticks: SystemChangeTick,
 ) {
     let h = step.dt;
-    let place = PassPlace {
-        first: step.is_first(),
-        last: step.pass + 1 >= step.passes,
-    };
+    let first = step.is_first();
     // Also copy the new state into the slots, so that the next gather needs
     // to copy only the bodies written after this pass. This pass stays on one
     // thread: it is a few multiply-adds per body, and the copy saves the
@@ -454,14 +438,14 @@ pub(crate) fn integrate_positions(
         let (pos, vel, valid) = slots;
         bodies.iter_mut().for_each(|item| {
             if item.1.group == this {
-                all_valid &= drift(h, place, item, (&mut *pos, &mut *vel, &mut *valid));
+                all_valid &= drift(h, first, item, (&mut *pos, &mut *vel, &mut *valid));
             }
         });
     } else {
         let (pos, vel, valid) = slots;
         let mut items = bodies.iter_many_mut(&group.entities);
         while let Some(item) = items.fetch_next() {
-            all_valid &= drift(h, place, item, (&mut *pos, &mut *vel, &mut *valid));
+            all_valid &= drift(h, first, item, (&mut *pos, &mut *vel, &mut *valid));
         }
     }
     if all_valid {

@@ -3,12 +3,18 @@
 //! The simulation advances in fixed steps; frames come when they come. Each
 //! frame, [`PhysicsSystems::Interpolate`](crate::PhysicsSystems) sets
 //! `Transform::translation` to `lerp(previous, current, α)` where `previous`
-//! and `current` are the body's positions at the start and end of the last
-//! fixed step and `α = Time<Fixed>::overstep_fraction()` is how far the clock
-//! has run into the next step. The picture therefore lags the simulation by
-//! up to one step and moves smoothly whether a frame ran zero, one or
-//! several steps ("Fix Your Timestep!", G. Fiedler). The accumulator, and
-//! the clamp on long frames (`Time<Virtual>::max_delta`), are Bevy's.
+//! ([`PositionHistory`]) and `current` ([`Body::position`]) are the body's
+//! positions at the start and end of the last fixed step and
+//! `α = Time<Fixed>::overstep_fraction()` is how far the clock has run into
+//! the next step. The picture therefore lags the simulation by up to one
+//! step and moves smoothly whether a frame ran zero, one or several steps
+//! ("Fix Your Timestep!", G. Fiedler). The accumulator, and the clamp on
+//! long frames (`Time<Virtual>::max_delta`), are Bevy's.
+//!
+//! A body your code moved after the last step ended is drawn where it is
+//! (a teleport, with no streak). The step's end is a change tick, so the
+//! step writes 12 bytes of history per body and no position twice; see
+//! [`DrawnPositions`].
 
 use bevy::prelude::*;
 
@@ -22,14 +28,57 @@ type Drawn = (
     Without<AnchorAsleep>,
 );
 
-use crate::body::Body;
-use crate::schedule::PhysicsSettings;
-use crate::solver::SolverState;
+use bevy::ecs::change_detection::Tick;
+use bevy::ecs::system::{SystemChangeTick, SystemParam};
 
-/// Where a body was at the start and at the end of the last fixed step.
+use crate::body::Body;
+use crate::schedule::{PhysicsSettings, PhysicsStep};
+use crate::solver::{BodyIndex, SolverState};
+
+/// Where a body was at the start of the last fixed step; it ended at the
+/// body's [`Body::position`].
 ///
-/// Every [`Body`] has one. Read it to draw a body yourself (see
-/// [`TransformSyncDisabled`]).
+/// Every [`Body`] has one. To draw a body yourself (see
+/// [`TransformSyncDisabled`]), read where with [`DrawnPositions`].
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // How far each body moved in the last fixed step.
+/// fn last_moves(bodies: Query<(&Body, &PositionHistory)>) {
+///     for (body, history) in &bodies {
+///         let moved = body.position - history.previous();
+///         debug_assert!(moved.is_finite());
+///     }
+/// }
+/// # App::new().add_systems(Update, last_moves);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+pub struct PositionHistory {
+    pub(crate) previous: Vec3,
+}
+
+impl PositionHistory {
+    /// A history that has always been at `position`.
+    pub(crate) fn at(position: Vec3) -> Self {
+        Self { previous: position }
+    }
+
+    /// The position at the start of the last fixed step.
+    pub fn previous(&self) -> Vec3 {
+        self.previous
+    }
+}
+
+/// Where to draw bodies this frame: between the start and the end of the
+/// last fixed step, at `Time<Fixed>::overstep_fraction()`; or, for a body
+/// your code moved since that step ended (a teleport), where it is, with no
+/// streak. [`PhysicsSystems::Interpolate`](crate::PhysicsSystems) draws
+/// every body's `Transform` this way; use this to draw a body yourself.
 ///
 /// # Example
 ///
@@ -38,61 +87,86 @@ use crate::solver::SolverState;
 /// use bevy_euler_physics::prelude::*;
 ///
 /// #[derive(Component)]
-/// struct Marker(Vec3);
+/// struct Marker(Entity);
 ///
-/// fn place_markers(time: Res<Time<Fixed>>, mut bodies: Query<(&Body, &PositionHistory, &mut Marker)>) {
-///     let alpha = time.overstep_fraction();
-///     for (body, history, mut marker) in &mut bodies {
-///         marker.0 = history.drawn_position(body, alpha);
+/// fn place_markers(drawn: DrawnPositions, mut markers: Query<(&Marker, &mut Transform)>) {
+///     for (marker, mut transform) in &mut markers {
+///         if let Some(position) = drawn.get(marker.0) {
+///             transform.translation = position;
+///         }
 ///     }
 /// }
 /// # App::new().add_systems(Update, place_markers);
 /// ```
-#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
-#[reflect(Component, Default, Debug, PartialEq, Clone)]
-pub struct PositionHistory {
-    pub(crate) previous: Vec3,
-    pub(crate) current: Vec3,
+#[derive(SystemParam)]
+pub struct DrawnPositions<'w, 's> {
+    time: Res<'w, Time<Fixed>>,
+    settings: Res<'w, PhysicsSettings>,
+    step: Res<'w, PhysicsStep>,
+    solver: Res<'w, SolverState>,
+    bodies: Query<
+        'w,
+        's,
+        (
+            Ref<'static, Body>,
+            &'static PositionHistory,
+            &'static BodyIndex,
+        ),
+    >,
+    ticks: SystemChangeTick,
 }
 
-impl PositionHistory {
-    /// A history that has always been at `position`.
-    pub(crate) fn at(position: Vec3) -> Self {
-        Self {
-            previous: position,
-            current: position,
-        }
+impl DrawnPositions<'_, '_> {
+    /// How far between the last two fixed positions bodies are drawn: the
+    /// overstep fraction of `Time<Fixed>`, or 1 (the last position) when
+    /// [`PhysicsSettings::interpolate`] is off.
+    pub fn alpha(&self) -> f32 {
+        alpha(&self.time, &self.settings)
     }
 
-    /// The position at the start of the last fixed step.
-    pub fn previous(&self) -> Vec3 {
-        self.previous
+    /// Where to draw `entity`; `None` if it is not a body.
+    pub fn get(&self, entity: Entity) -> Option<Vec3> {
+        let (body, history, index) = self.bodies.get(entity).ok()?;
+        let ended = (self.step.ended, self.ticks.this_run());
+        Some(drawn(
+            &self.solver,
+            ended,
+            (&body, history, index),
+            self.alpha(),
+        ))
     }
+}
 
-    /// The position at the end of the last fixed step.
-    pub fn current(&self) -> Vec3 {
-        self.current
+/// See [`DrawnPositions::alpha`].
+fn alpha(time: &Time<Fixed>, settings: &PhysicsSettings) -> f32 {
+    if settings.interpolate {
+        time.overstep_fraction()
+    } else {
+        1.0
     }
+}
 
-    /// Where to draw `body` at overstep fraction `alpha`: between the last
-    /// two fixed positions, or at `body.position` if your code moved it
-    /// since the last fixed step (a teleport: no streak).
-    ///
-    /// ```
-    /// # use bevy::prelude::*;
-    /// # use bevy_euler_physics::prelude::*;
-    /// let body = Body::new(1.0);
-    /// let history = PositionHistory::default();
-    /// assert_eq!(history.drawn_position(&body, 0.5), Vec3::ZERO);
-    /// let moved = body.with_position(Vec3::X);
-    /// assert_eq!(history.drawn_position(&moved, 0.5), Vec3::X);
-    /// ```
-    pub fn drawn_position(&self, body: &Body, alpha: f32) -> Vec3 {
-        if body.position == self.current {
-            self.previous.lerp(self.current, alpha)
-        } else {
-            body.position
-        }
+/// Where to draw a body at `alpha`. A teleport is a body whose `Body`
+/// changed after the last step ended (`ended`: that tick, and this
+/// system's) to another position than the step left in its slot (a write of
+/// the velocity alone is no teleport).
+#[inline]
+fn drawn(
+    solver: &SolverState,
+    (ended, now): (Tick, Tick),
+    (body, history, index): (&Ref<Body>, &PositionHistory, &BodyIndex),
+    alpha: f32,
+) -> Vec3 {
+    if body.last_changed().is_newer_than(ended, now)
+        && solver
+            .pos
+            .get(index.slot as usize)
+            .map(|&end| Vec3::from(end))
+            != Some(body.position)
+    {
+        body.position
+    } else {
+        history.previous.lerp(body.position, alpha)
     }
 }
 
@@ -118,19 +192,23 @@ pub struct TransformSyncDisabled;
 /// [`PhysicsSystems::Interpolate`](crate::PhysicsSystems).
 pub(crate) fn interpolate(
     time: Res<Time<Fixed>>,
-    solver: Res<SolverState>,
     settings: Res<PhysicsSettings>,
-    mut bodies: Query<(&Body, &PositionHistory, &mut Transform), Drawn>,
+    step: Res<PhysicsStep>,
+    solver: Res<SolverState>,
+    ticks: SystemChangeTick,
+    mut bodies: Query<(Ref<Body>, &PositionHistory, &BodyIndex, &mut Transform), Drawn>,
 ) {
-    // Without interpolation, every body is drawn where the last step left it.
-    let alpha = if settings.interpolate {
-        time.overstep_fraction()
-    } else {
-        1.0
-    };
+    let alpha = alpha(&time, &settings);
+    let ended = (step.ended, ticks.this_run());
+    let solver = &*solver;
     let parallel = solver.len() >= settings.parallel_threshold;
-    crate::solver::for_each_maybe_par!(bodies, parallel, |(body, history, mut transform)| {
-        let position = history.drawn_position(body, alpha);
+    crate::solver::for_each_maybe_par!(bodies, parallel, |(
+        body,
+        history,
+        index,
+        mut transform,
+    )| {
+        let position = drawn(solver, ended, (&body, history, index), alpha);
         if position.is_finite() && transform.translation != position {
             transform.translation = position;
         }

@@ -43,7 +43,7 @@
 //!
 //! [`Body`] is the state. Its position is the truth and
 //! [`Transform::translation`](bevy::transform::components::Transform::translation) is what is drawn: write bodies, read
-//! transforms (or [`PositionHistory`]).
+//! transforms (or [`DrawnPositions`]).
 //!
 //! # Bad input
 //!
@@ -97,7 +97,7 @@ pub use constraints::{ConstraintSettings, DistanceConstraint, GroundPlane, Radiu
 pub use debug_ui::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};
 pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
 pub use forces::{AccumulatedForce, ConstantForce, Gravity};
-pub use interpolation::{PositionHistory, TransformSyncDisabled};
+pub use interpolation::{DrawnPositions, PositionHistory, TransformSyncDisabled};
 pub use islands::{
     AutoSubsteps, Island, IslandCommands, IslandSlept, IslandWoke, RestTime, SleepSettings,
     SleepThreshold, Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
@@ -115,11 +115,12 @@ pub mod prelude {
     };
     pub use crate::{
         AccumulatedForce, AutoSubsteps, Body, ConstantForce, ConstraintSettings, Damping,
-        DistanceConstraint, EulerPhysicsPlugin, Gravity, GroundPlane, Island, IslandCommands,
-        IslandSlept, IslandWoke, PhysicsError, PhysicsIssue, PhysicsSettings, PhysicsSnapshot,
-        PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius,
-        RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring, SubstepBodies,
-        Substeps, TransformSyncDisabled, WakeCause, physics_checksum,
+        DistanceConstraint, DrawnPositions, EulerPhysicsPlugin, Gravity, GroundPlane, Island,
+        IslandCommands, IslandSlept, IslandWoke, PhysicsError, PhysicsIssue, PhysicsSettings,
+        PhysicsSnapshot, PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning,
+        PositionHistory, Radius, RestTime, SleepSettings, SleepThreshold, Sleeping,
+        SleepingDisabled, Spring, SubstepBodies, Substeps, TransformSyncDisabled, WakeCause,
+        physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};
@@ -192,7 +193,10 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<DistanceConstraint>()
             .register_type::<Radius>()
             .register_type::<GroundPlane>()
-            .register_type::<ConstraintSettings>();
+            .register_type::<ConstraintSettings>()
+            // The tick the last step ended at stays comparable as the
+            // world's ticks wrap.
+            .add_observer(schedule::age_step_end);
 
         // Chains of small systems: a single-threaded executor runs them
         // inline, where a multi-threaded one would wake threads for each.

@@ -1,6 +1,7 @@
 //! The system sets and the substep schedule, and the system that runs the
 //! substep passes of one fixed step.
 
+use bevy::ecs::change_detection::{CheckChangeTicks, Tick};
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
@@ -272,6 +273,11 @@ pub struct PhysicsStep {
     /// steps; see [`SubstepBodies`](crate::SubstepBodies).
     #[reflect(ignore)]
     pub(crate) group: u32,
+    /// The change tick at which the last fixed step ended: a body written
+    /// after it was moved by other code (see
+    /// [`DrawnPositions`](crate::DrawnPositions)).
+    #[reflect(ignore)]
+    pub(crate) ended: Tick,
 }
 
 impl Default for PhysicsStep {
@@ -281,8 +287,15 @@ impl Default for PhysicsStep {
             pass: 0,
             passes: 1,
             group: 0,
+            ended: Tick::new(0),
         }
     }
+}
+
+/// Keeps [`PhysicsStep::ended`] comparable as the world's change ticks
+/// wrap around.
+pub(crate) fn age_step_end(check: On<CheckChangeTicks>, mut step: ResMut<PhysicsStep>) {
+    step.bypass_change_detection().ended.check_tick(*check);
 }
 
 impl PhysicsStep {
@@ -342,11 +355,13 @@ pub(crate) fn run_step(world: &mut World) {
             (timestep / passes).as_secs_f32()
         };
         for pass in 0..passes {
-            *world.resource_mut::<PhysicsStep>() = PhysicsStep {
+            let mut step = world.resource_mut::<PhysicsStep>();
+            *step = PhysicsStep {
                 dt,
                 pass,
                 passes,
                 group: group as u32,
+                ended: step.ended,
             };
             match &dense {
                 Some((g, settings, constraints)) => run_pass(

@@ -3,11 +3,11 @@
 //!
 //! A [`PhysicsSnapshot`] holds, for every body, what the next step depends
 //! on besides your scene's components: its [`Body`], whether it sleeps, how
-//! long its island has been resting, its pending
-//! [`AccumulatedForce`], and its [`PositionHistory`] (so it is drawn where
-//! it was). Restoring it and stepping gives the same state, bit for bit, as
-//! stepping on from when it was saved. Islands, substep counts and the
-//! solver's index are worked out again from the components at the next
+//! long its island has been resting, its pending [`AccumulatedForce`], and
+//! its [`PositionHistory`]. Restoring it and stepping gives the same state,
+//! bit for bit, as stepping on from when it was saved (restoring also puts
+//! each body's `Transform` at its position). Islands, substep counts and
+//! the solver's index are worked out again from the components at the next
 //! step, so they need no saving.
 //!
 //! Springs, constraints, forces, damping and substep settings are your
@@ -61,7 +61,7 @@ pub struct BodyState {
     pub rest_time: f32,
     /// Force added for the next pass and not yet consumed.
     pub accumulated: Vec3,
-    /// Where it was drawn from and to.
+    /// Where it started the last fixed step.
     pub history: PositionHistory,
 }
 
@@ -169,10 +169,10 @@ impl PhysicsSnapshot {
             if let Some(mut history) = entity.get_mut::<PositionHistory>() {
                 *history = state.history;
             }
-            if !state.history.current().is_nan()
+            if state.body.position.is_finite()
                 && let Some(mut transform) = entity.get_mut::<Transform>()
             {
-                transform.translation = state.history.current();
+                transform.translation = state.body.position;
             }
             if let Some(mut rest) = entity.get_mut::<RestTime>() {
                 rest.0 = state.rest_time;

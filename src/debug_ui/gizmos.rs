@@ -7,9 +7,8 @@ use super::drag::{DragPart, Pointer, shown_radius};
 use super::{DebugUiSettings, Selection};
 use crate::body::Body;
 use crate::constraints::Radius;
-use crate::interpolation::PositionHistory;
+use crate::interpolation::DrawnPositions;
 use crate::islands::Sleeping;
-use crate::schedule::PhysicsSettings;
 use crate::spring::Spring;
 
 const AWAKE: Color = Color::srgb(0.35, 0.85, 0.45);
@@ -50,7 +49,6 @@ pub(crate) fn strain_color(strain: f32, full: f32) -> Color {
 type Drawn = (
     Entity,
     &'static Body,
-    &'static PositionHistory,
     Option<&'static Radius>,
     Has<Sleeping>,
     Has<DragPart>,
@@ -59,25 +57,14 @@ type Drawn = (
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn draw_gizmos(
     settings: Res<DebugUiSettings>,
-    physics: Res<PhysicsSettings>,
-    time: Res<Time<Fixed>>,
+    positions: DrawnPositions,
     pointer: Res<Pointer>,
     selection: Res<Selection>,
     bodies: Query<Drawn>,
     springs: Query<(&Spring, Has<DragPart>)>,
     mut gizmos: Gizmos,
 ) {
-    let alpha = if physics.interpolate {
-        time.overstep_fraction()
-    } else {
-        1.0
-    };
-    let drawn = |entity: Entity| {
-        bodies
-            .get(entity)
-            .ok()
-            .map(|(_, body, history, ..)| history.drawn_position(body, alpha))
-    };
+    let drawn = |entity: Entity| positions.get(entity);
     let px = pointer.world_per_px;
     if settings.draw_springs {
         for (spring, drag) in &springs {
@@ -98,11 +85,13 @@ pub(crate) fn draw_gizmos(
             gizmos.line(a, b, color);
         }
     }
-    for (entity, body, history, radius, sleeping, drag) in &bodies {
+    for (entity, body, radius, sleeping, drag) in &bodies {
         if drag {
             continue;
         }
-        let position = history.drawn_position(body, alpha);
+        let Some(position) = positions.get(entity) else {
+            continue;
+        };
         if !position.is_finite() {
             continue;
         }
