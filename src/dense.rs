@@ -423,12 +423,24 @@ mod tests {
         }
     }
 
+    /// Every 50th step, kicks the hanging end of each rope: a write of
+    /// `Body` between steps, which the gather copies into the slots.
+    fn kick(mut step: Local<u32>, mut bodies: Query<&mut Body, With<ConstantForce>>) {
+        *step += 1;
+        if step.is_multiple_of(50) {
+            for mut body in &mut bodies {
+                body.velocity += Vec3::new(0.0, 3.0, 1.0);
+            }
+        }
+    }
+
     /// Does nothing, but sits in the substep schedule.
     fn watch(_bodies: SubstepBodies<&Body>) {}
 
     /// Ropes with damping, a constant force, explicit and automatic
     /// substeps; a box of rods with round corners that falls on a ground
-    /// plane, slides and goes to sleep; user forces before every step.
+    /// plane, slides and goes to sleep; user forces before every step and a
+    /// kick every 50.
     /// `watched` adds a system of the user's to `PhysicsSubstep`.
     fn app(watched: bool, parallel_threshold: usize) -> App {
         let mut app = App::new();
@@ -441,7 +453,7 @@ mod tests {
                 parallel_threshold,
                 ..default()
             })
-            .add_systems(FixedUpdate, swirl.in_set(PhysicsSystems::Prepare));
+            .add_systems(FixedUpdate, (swirl, kick).in_set(PhysicsSystems::Prepare));
         if watched {
             app.add_systems(
                 PhysicsSubstep,

@@ -34,6 +34,8 @@ use bevy::ecs::change_detection::Tick;
 use bevy::ecs::entity::{Entities, EntityHashMap, EntityHashSet};
 use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
+use bevy::tasks::ComputeTaskPool;
+use bevy::utils::Parallel;
 
 use crate::body::Body;
 use crate::body::Damping;
@@ -1175,7 +1177,7 @@ pub(crate) fn rebuild(
 /// also takes each body's accumulated force and reads its constant force
 /// and damping into the slot.
 pub(crate) fn gather(
-    mut solver: ResMut<SolverState>,
+    (mut solver, settings, mut found): (ResMut<SolverState>, Res<PhysicsSettings>, Local<Found>),
     bodies: Query<(Ref<Body>, &BodyIndex), Stepped>,
     mut pushed: Query<(&BodyIndex, &mut AccumulatedForce), (Stepped, Changed<AccumulatedForce>)>,
     extras: Query<(&BodyIndex, Option<&ConstantForce>, Option<&Damping>), ExtraFilter>,
@@ -1209,52 +1211,78 @@ pub(crate) fn gather(
         &mut solver.valid,
         &mut solver.inv_mass,
     );
+    // Large scenes scan their bodies on all compute threads; what a scan
+    // finds is then applied here, in any order (one body per slot).
+    let parallel = slots >= settings.parallel_threshold && ComputeTaskPool::try_get().is_some();
+    let found = &mut *found;
     if dense {
         // Forces written since the last step (taking one marks it changed
         // at this system's tick, which the next run does not see again).
-        let (accumulated, extra_slots) = (&mut solver.accumulated, &mut solver.extra_slots);
-        for (index, mut force) in &mut pushed {
-            if force.0 == Vec3::ZERO {
-                continue;
-            }
-            let i = index.slot as usize;
-            if i < slots {
-                accumulated[i] = force.0.into();
-                extra_slots.push(index.slot);
+        let take = |(index, mut force): (&BodyIndex, Mut<AccumulatedForce>)| {
+            let taken = force.0;
+            if taken == Vec3::ZERO {
+                return None;
             }
             force.0 = Vec3::ZERO;
+            let i = index.slot as usize;
+            (i < slots).then_some((i, taken))
+        };
+        let (accumulated, extra_slots) = (&mut solver.accumulated, &mut solver.extra_slots);
+        let mut apply = |(i, taken): (usize, Vec3)| {
+            accumulated[i] = taken.into();
+            extra_slots.push(i as u32);
+        };
+        if parallel {
+            pushed.par_iter_mut().for_each(|item| {
+                if let Some(taken) = take(item) {
+                    found.forces.borrow_local_mut().push(taken);
+                }
+            });
+            found.forces.drain().for_each(&mut apply);
+        } else {
+            pushed.iter_mut().filter_map(take).for_each(apply);
         }
     }
     if rebuilt {
         return;
     }
-    bodies.iter().for_each(|(body, index)| {
+    // Bodies written since their group's slots were last in step with them.
+    let written = |(body, index): (Ref<Body>, &BodyIndex)| {
         let i = index.slot as usize;
         // A body spawned since the last rebuild has no slot yet; it joins at
         // the next step.
-        let Some(&synced) = synced.get(index.group as usize) else {
-            return;
-        };
+        let &synced = synced.get(index.group as usize)?;
         if let Some(synced) = synced
             && !body.last_changed().is_newer_than(synced, now)
         {
-            return;
+            return None;
         }
-        if i < slots {
-            let valid = state_is_valid(&body);
-            valid_slots[i] = valid;
-            if valid {
-                pos[i] = body.position.into();
-                vel[i] = body.velocity.into();
-                if body.inv_mass != inv_mass[i] {
-                    inv_mass[i] = body.inv_mass;
-                    mass_changed = true;
-                }
-            } else {
-                any_invalid = true;
+        (i < slots).then_some((i, *body))
+    };
+    let mut apply = |(i, body): (usize, Body)| {
+        let valid = state_is_valid(&body);
+        valid_slots[i] = valid;
+        if valid {
+            pos[i] = body.position.into();
+            vel[i] = body.velocity.into();
+            if body.inv_mass != inv_mass[i] {
+                inv_mass[i] = body.inv_mass;
+                mass_changed = true;
             }
+        } else {
+            any_invalid = true;
         }
-    });
+    };
+    if parallel {
+        bodies.par_iter().for_each(|item| {
+            if let Some(body) = written(item) {
+                found.bodies.borrow_local_mut().push(body);
+            }
+        });
+        found.bodies.drain().for_each(&mut apply);
+    } else {
+        bodies.iter().filter_map(written).for_each(apply);
+    }
     solver.pass_has_invalid = any_invalid;
     if any_invalid {
         solver.request_report();
@@ -1264,6 +1292,14 @@ pub(crate) fn gather(
     if mass_changed {
         solver.dirty = true;
     }
+}
+
+/// What a parallel gather found, per thread: accumulated forces and
+/// written bodies, by slot.
+#[derive(Default)]
+pub(crate) struct Found {
+    forces: Parallel<Vec<(usize, Vec3)>>,
+    bodies: Parallel<Vec<(usize, Body)>>,
 }
 
 /// Bodies with a constant force or a damping.
