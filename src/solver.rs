@@ -1171,6 +1171,32 @@ pub(crate) fn rebuild(
     solver.island_members = island_members;
 }
 
+/// Runs `$find` on each item of `$query` and `$apply` on what it returns:
+/// with `$parallel`, the finds run on all compute threads into `$found`
+/// (a `Parallel<Vec<_>>`), and the applies after them on this thread.
+macro_rules! scan {
+    ($query:expr, $parallel:expr, $found:expr, $find:expr, $apply:expr) => {
+        if $parallel {
+            $query.par_iter_mut().for_each(|item| {
+                if let Some(found) = $find(item) {
+                    $found.borrow_local_mut().push(found);
+                }
+            });
+            $found.drain().for_each(&mut $apply);
+        } else {
+            $query.iter_mut().filter_map($find).for_each(&mut $apply);
+        }
+    };
+}
+
+/// What a parallel gather found, per thread: accumulated forces and
+/// written bodies, by slot.
+#[derive(Default)]
+pub(crate) struct Found {
+    forces: Parallel<Vec<(usize, Vec3)>>,
+    bodies: Parallel<Vec<(usize, Body)>>,
+}
+
 /// Start of the fixed step, after the rebuild: copies into its slot the
 /// state of each body written since its group's last position pass, and
 /// collects the ground planes. In a dense step (see [`crate::dense`]) it
@@ -1178,7 +1204,7 @@ pub(crate) fn rebuild(
 /// and damping into the slot.
 pub(crate) fn gather(
     (mut solver, settings, mut found): (ResMut<SolverState>, Res<PhysicsSettings>, Local<Found>),
-    bodies: Query<(Ref<Body>, &BodyIndex), Stepped>,
+    mut bodies: Query<(Ref<Body>, &BodyIndex), Stepped>,
     mut pushed: Query<(&BodyIndex, &mut AccumulatedForce), (Stepped, Changed<AccumulatedForce>)>,
     extras: Query<(&BodyIndex, Option<&ConstantForce>, Option<&Damping>), ExtraFilter>,
     planes: Query<&GroundPlane>,
@@ -1232,16 +1258,7 @@ pub(crate) fn gather(
             accumulated[i] = taken.into();
             extra_slots.push(i as u32);
         };
-        if parallel {
-            pushed.par_iter_mut().for_each(|item| {
-                if let Some(taken) = take(item) {
-                    found.forces.borrow_local_mut().push(taken);
-                }
-            });
-            found.forces.drain().for_each(&mut apply);
-        } else {
-            pushed.iter_mut().filter_map(take).for_each(apply);
-        }
+        scan!(pushed, parallel, found.forces, take, apply);
     }
     if rebuilt {
         return;
@@ -1273,16 +1290,7 @@ pub(crate) fn gather(
             any_invalid = true;
         }
     };
-    if parallel {
-        bodies.par_iter().for_each(|item| {
-            if let Some(body) = written(item) {
-                found.bodies.borrow_local_mut().push(body);
-            }
-        });
-        found.bodies.drain().for_each(&mut apply);
-    } else {
-        bodies.iter().filter_map(written).for_each(apply);
-    }
+    scan!(bodies, parallel, found.bodies, written, apply);
     solver.pass_has_invalid = any_invalid;
     if any_invalid {
         solver.request_report();
@@ -1292,14 +1300,6 @@ pub(crate) fn gather(
     if mass_changed {
         solver.dirty = true;
     }
-}
-
-/// What a parallel gather found, per thread: accumulated forces and
-/// written bodies, by slot.
-#[derive(Default)]
-pub(crate) struct Found {
-    forces: Parallel<Vec<(usize, Vec3)>>,
-    bodies: Parallel<Vec<(usize, Body)>>,
 }
 
 /// Bodies with a constant force or a damping.

@@ -61,10 +61,9 @@ fn transform_is_the_lerp_of_the_last_two_fixed_states() {
     assert_eq!(ran, [1, 2, 0, 0, 3, 0, 1], "steps per frame");
 }
 
-/// A position written outside the fixed step is drawn at once, and the next
-/// step starts from it: no streak from the old place.
-#[test]
-fn a_teleport_snaps() {
+/// A body gliding at 1 m/s along x with no gravity, after a frame of 1.5
+/// fixed steps.
+fn gliding() -> (App, Entity) {
     let mut app = app();
     set_gravity(&mut app, Vec3::ZERO);
     let e = spawn(
@@ -72,6 +71,14 @@ fn a_teleport_snaps() {
         Body::new(1.0).with_velocity(Vec3::new(1.0, 0.0, 0.0)),
     );
     frame(&mut app, 1.5);
+    (app, e)
+}
+
+/// A position written outside the fixed step is drawn at once, and the next
+/// step starts from it: no streak from the old place.
+#[test]
+fn a_teleport_snaps() {
+    let (mut app, e) = gliding();
     let far = Vec3::new(100.0, 50.0, 0.0);
     body_mut(&mut app, e).position = far;
     // A frame with no fixed step: drawn at the new place exactly.
@@ -92,13 +99,7 @@ fn a_teleport_snaps() {
 /// positions, in that frame and after.
 #[test]
 fn a_velocity_write_does_not_snap() {
-    let mut app = app();
-    set_gravity(&mut app, Vec3::ZERO);
-    let e = spawn(
-        &mut app,
-        Body::new(1.0).with_velocity(Vec3::new(1.0, 0.0, 0.0)),
-    );
-    frame(&mut app, 1.5);
+    let (mut app, e) = gliding();
     let (start, end) = (
         app.world().get::<PositionHistory>(e).unwrap().previous(),
         body(&app, e).position,
