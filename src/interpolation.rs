@@ -171,7 +171,7 @@ fn drawn(
 }
 
 /// Keeps the plugin's hands off this entity's [`Transform`]: for bodies you
-/// draw yourself (with [`PositionHistory::drawn_position`], say), or whose
+/// draw yourself (with [`DrawnPositions`], say), or whose
 /// transform belongs to something else.
 ///
 /// # Example

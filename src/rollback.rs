@@ -8,7 +8,7 @@
 //! - it runs the physics step in [`GgrsSchedule`] (once per GGRS frame,
 //!   with `Time<Fixed>`'s timestep as `h`: set it to the session's frame
 //!   time) instead of `FixedUpdate`, with the same
-//!   [`PhysicsSystems`](crate::PhysicsSystems) sets
+//!   [`PhysicsSystems`] sets
 //!   (`Prepare` → `Step` → `Finish`) for your systems there;
 //! - it registers for rollback every component the next step depends on
 //!   besides your scene's: [`Body`], [`Sleeping`], [`RestTime`] (how long
