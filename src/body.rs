@@ -329,16 +329,34 @@ fn kick(h: f32, g: Vec3, solver: &SolverState, item: KickItem) {
     // A body made dynamic since the rebuild has a fixed body's slot, and no
     // spring forces until the next.
     let springs = solver.force.get(i).copied().unwrap_or_default();
-    let force = Vec3::from(springs) + force;
-    let mut velocity = body.velocity + h * (g + force * body.inv_mass);
-    if let Some(&damping) = damping {
-        if damping.is_valid() {
-            velocity /= 1.0 + h * damping.0;
-        } else {
+    let force = springs + Vec3A::from(force);
+    let c = match damping {
+        Some(damping) if damping.is_valid() => damping.0,
+        Some(_) => {
             solver.request_report();
+            0.0
         }
-    }
-    body.velocity = velocity;
+        None => 0.0,
+    };
+    body.velocity = kicked(body.velocity.into(), h, g.into(), force, body.inv_mass, c).into();
+}
+
+/// One body's kick in a pass of step `h`: `(v + h·(g + w·F)) / (1 + h·c)`,
+/// with no division for `c == 0` (the same bits). Both the per-pass
+/// systems and the dense passes ([`crate::dense`]) kick with this.
+#[inline(always)]
+pub(crate) fn kicked(v: Vec3A, h: f32, g: Vec3A, force: Vec3A, w: f32, c: f32) -> Vec3A {
+    let v = v + h * (g + force * w);
+    if c != 0.0 { v / (1.0 + h * c) } else { v }
+}
+
+/// One body's drift in a pass of step `h`: `x + h·v`, or `None` if that is
+/// not finite (a non-finite velocity makes it so: 0·∞ is NaN). Both the
+/// per-pass systems and the dense passes drift with this.
+#[inline(always)]
+pub(crate) fn drifted(x: Vec3A, h: f32, v: Vec3A) -> Option<Vec3A> {
+    let position = x + h * v;
+    position.is_finite().then_some(position)
 }
 
 /// [`PhysicsSystems::IntegrateVelocities`](crate::PhysicsSystems):
@@ -385,12 +403,9 @@ fn drift(
     let start = body.position;
     let mut ok = true;
     if body.is_dynamic() {
-        // A non-finite velocity makes this non-finite too (0·∞ is NaN).
-        let position = start + h * body.velocity;
-        if position.is_finite() {
-            body.position = position;
-        } else {
-            ok = false;
+        match drifted(start.into(), h, body.velocity.into()) {
+            Some(position) => body.position = position.into(),
+            None => ok = false,
         }
     }
     if first {

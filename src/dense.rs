@@ -30,7 +30,7 @@ use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
-use crate::body::Body;
+use crate::body::{Body, drifted, kicked};
 use crate::constraints::{ConstraintSettings, solve_group};
 use crate::interpolation::PositionHistory;
 use crate::schedule::{PhysicsSettings, PhysicsStep};
@@ -137,11 +137,7 @@ impl Kick<'_> {
             if !*valid || w <= 0.0 {
                 continue;
             }
-            let mut velocity = *v + h * (g + force(j, springs) * w);
-            let c = damping(j);
-            if c != 0.0 {
-                velocity /= 1.0 + h * c;
-            }
+            let velocity = kicked(*v, h, g, force(j, springs), w, damping(j));
             *v = velocity;
             if self.drift {
                 diverged |= drift(h, x, velocity, valid, bad);
@@ -155,14 +151,16 @@ impl Kick<'_> {
 /// finite, which is then not written.
 #[inline(always)]
 fn drift(h: f32, x: &mut Vec3A, v: Vec3A, valid: &mut bool, diverged: &mut bool) -> bool {
-    let position = *x + h * v;
-    if position.is_finite() {
-        *x = position;
-        false
-    } else {
-        *valid = false;
-        *diverged = true;
-        true
+    match drifted(*x, h, v) {
+        Some(position) => {
+            *x = position;
+            false
+        }
+        None => {
+            *valid = false;
+            *diverged = true;
+            true
+        }
     }
 }
 
