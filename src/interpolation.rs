@@ -16,10 +16,14 @@
 //! step writes 12 bytes of history per body and no position twice; see
 //! [`DrawnPositions`].
 
+use bevy::ecs::change_detection::Tick;
+use bevy::ecs::system::{SystemChangeTick, SystemParam};
 use bevy::prelude::*;
 
+use crate::body::Body;
 use crate::islands::Sleeping;
-use crate::solver::AnchorAsleep;
+use crate::schedule::{PhysicsSettings, PhysicsStep};
+use crate::solver::{AnchorAsleep, BodyIndex, SolverState};
 
 /// The bodies the plugin draws: awake, and not drawn by the user.
 type Drawn = (
@@ -27,13 +31,6 @@ type Drawn = (
     Without<Sleeping>,
     Without<AnchorAsleep>,
 );
-
-use bevy::ecs::change_detection::Tick;
-use bevy::ecs::system::{SystemChangeTick, SystemParam};
-
-use crate::body::Body;
-use crate::schedule::{PhysicsSettings, PhysicsStep};
-use crate::solver::{BodyIndex, SolverState};
 
 /// Where a body was at the start of the last fixed step; it ended at the
 /// body's [`Body::position`].
@@ -79,6 +76,9 @@ impl PositionHistory {
 /// your code moved since that step ended (a teleport), where it is, with no
 /// streak. [`PhysicsSystems::Interpolate`](crate::PhysicsSystems) draws
 /// every body's `Transform` this way; use this to draw a body yourself.
+///
+/// It reads every body's [`Body`] and [`PositionHistory`], so a system
+/// that also writes bodies needs a `ParamSet` of the two.
 ///
 /// # Example
 ///
