@@ -182,6 +182,20 @@ fn drift_all(h: f32, inv_mass: &[f32], part: &mut Part) -> bool {
     any
 }
 
+/// Borrows what the parts of a pass write and read of `solver` (see
+/// [`Slots`]), field by field, so that its other fields stay free.
+macro_rules! slots {
+    ($solver:expr) => {
+        (
+            &mut $solver.pos[..],
+            &mut $solver.vel[..],
+            &mut $solver.valid[..],
+            &mut $solver.diverged[..],
+            &$solver.force[..],
+        )
+    };
+}
+
 /// One pass of group `group` with step `h` on the solver's arrays: spring
 /// forces, kick and damping, rods and contacts, drift. A large group with
 /// several islands is split by islands over the compute task pool.
@@ -244,25 +258,13 @@ pub(crate) fn run_pass(
         )),
         inv_mass: &solver.inv_mass,
     };
-    let slots = (
-        &mut solver.pos[..],
-        &mut solver.vel[..],
-        &mut solver.valid[..],
-        &mut solver.diverged[..],
-        &solver.force[..],
-    );
-    let mut diverged = for_each_part(pool, split(slots, parts), |mut part| kick.run(&mut part));
+    let mut diverged = for_each_part(pool, split(slots!(solver), parts), |mut part| {
+        kick.run(&mut part)
+    });
     if constrained {
         solve_group(solver, group, h, constraints);
-        let slots = (
-            &mut solver.pos[..],
-            &mut solver.vel[..],
-            &mut solver.valid[..],
-            &mut solver.diverged[..],
-            &solver.force[..],
-        );
         let inv_mass = &solver.inv_mass;
-        diverged |= for_each_part(pool, split(slots, parts), |mut part| {
+        diverged |= for_each_part(pool, split(slots!(solver), parts), |mut part| {
             drift_all(h, inv_mass, &mut part)
         });
     }
