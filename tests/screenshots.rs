@@ -31,19 +31,48 @@ const LIMIT: Duration = Duration::from_secs(300);
 /// One example at a time: they share two cores and a software renderer.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// An X display for one example run: the caller's, or an Xvfb of our own,
-/// stopped on drop.
+/// An X display for one example run: the caller's, or an Xvfb of our own
+/// (with its display number), stopped on drop.
 struct Display {
     name: String,
-    server: Option<Child>,
+    server: Option<(Child, u32)>,
 }
 
 impl Drop for Display {
     fn drop(&mut self) {
-        if let Some(server) = &mut self.server {
+        if let Some((server, number)) = &mut self.server {
             let _ = server.kill();
             let _ = server.wait();
+            // Killed, it leaves its socket and lock behind.
+            let _ = std::fs::remove_file(socket(*number));
+            let _ = std::fs::remove_file(lock(*number));
         }
+    }
+}
+
+/// Where X server `number` listens, and its lock file (holding its pid).
+fn socket(number: u32) -> String {
+    format!("/tmp/.X11-unix/X{number}")
+}
+fn lock(number: u32) -> String {
+    format!("/tmp/.X{number}-lock")
+}
+
+/// Whether no running X server holds display `number`. The socket and lock
+/// of a server that is gone (killed before it could remove them) are
+/// cleared.
+fn free(number: u32) -> bool {
+    match std::fs::read_to_string(lock(number)) {
+        Ok(pid) => {
+            let pid = pid.trim();
+            if !pid.is_empty() && Path::new(&format!("/proc/{pid}")).exists() {
+                return false;
+            }
+            let _ = std::fs::remove_file(lock(number));
+            let _ = std::fs::remove_file(socket(number));
+            true
+        }
+        Err(_) => !Path::new(&socket(number)).exists(),
     }
 }
 
@@ -56,7 +85,7 @@ fn display() -> Option<Display> {
     }
     // A display number of our own, free of other test runs'.
     let number = (100..200)
-        .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
+        .find(|&n| free(n))
         .expect("a free X display number");
     let name = format!(":{number}");
     let server = Command::new("Xvfb")
@@ -77,11 +106,10 @@ fn display() -> Option<Display> {
     };
     let display = Display {
         name,
-        server: Some(server),
+        server: Some((server, number)),
     };
-    let socket = format!("/tmp/.X11-unix/X{number}");
     let start = Instant::now();
-    while !Path::new(&socket).exists() {
+    while !Path::new(&socket(number)).exists() {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "Xvfb {} did not start",
