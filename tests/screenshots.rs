@@ -50,7 +50,7 @@ impl Drop for Display {
     }
 }
 
-/// Where X server `number` listens, and its lock file (holding its pid).
+/// Where X server `number` listens, and its lock file.
 fn socket(number: u32) -> String {
     format!("/tmp/.X11-unix/X{number}")
 }
@@ -58,23 +58,9 @@ fn lock(number: u32) -> String {
     format!("/tmp/.X{number}-lock")
 }
 
-/// Whether no running X server holds display `number`. The socket and lock
-/// of a server that is gone (killed before it could remove them) are
-/// cleared.
-fn free(number: u32) -> bool {
-    match std::fs::read_to_string(lock(number)) {
-        Ok(pid) => {
-            let pid = pid.trim();
-            if !pid.is_empty() && Path::new(&format!("/proc/{pid}")).exists() {
-                return false;
-            }
-            let _ = std::fs::remove_file(lock(number));
-            let _ = std::fs::remove_file(socket(number));
-            true
-        }
-        Err(_) => !Path::new(&socket(number)).exists(),
-    }
-}
+/// How long an Xvfb may take to say it is ready, and how many are tried.
+const XVFB_LIMIT: Duration = Duration::from_secs(120);
+const XVFB_TRIES: u32 = 3;
 
 /// `None` when there is no display and no Xvfb to start (and not on CI).
 fn display() -> Option<Display> {
@@ -83,41 +69,77 @@ fn display() -> Option<Display> {
     {
         return Some(Display { name, server: None });
     }
-    // A display number of our own, free of other test runs'.
-    let number = (100..200)
-        .find(|&n| free(n))
-        .expect("a free X display number");
-    let name = format!(":{number}");
-    let server = Command::new("Xvfb")
-        .args([&name, "-screen", "0", "1280x720x24", "-nolisten", "tcp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let server = match server {
-        Ok(server) => server,
-        Err(e) => {
-            let message = format!("cannot start Xvfb ({e}); install the `xvfb` package");
-            if std::env::var("CI").is_ok_and(|ci| ci == "true") {
-                panic!("{message}");
+    let on_ci = std::env::var("CI").is_ok_and(|ci| ci == "true");
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&folder).unwrap();
+    let log = folder.join("xvfb.log");
+    let mut failures = Vec::new();
+    for _ in 0..XVFB_TRIES {
+        match xvfb(&log) {
+            Ok(display) => return Some(display),
+            Err(XvfbError::Missing(e)) => {
+                let message = format!("cannot start Xvfb ({e}); install the `xvfb` package");
+                assert!(!on_ci, "{message}");
+                eprintln!("skipped: {message}");
+                return None;
             }
-            eprintln!("skipped: {message}");
-            return None;
+            Err(XvfbError::NotReady(why)) => {
+                let output = std::fs::read_to_string(&log).unwrap_or_default();
+                eprintln!("Xvfb {why}; its output:\n{output}");
+                failures.push(format!("{why}; its output:\n{output}"));
+            }
         }
-    };
-    let display = Display {
-        name,
-        server: Some((server, number)),
-    };
-    let start = Instant::now();
-    while !Path::new(&socket(number)).exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "Xvfb {} did not start",
-            display.name
-        );
-        std::thread::sleep(Duration::from_millis(50));
     }
-    Some(display)
+    panic!(
+        "Xvfb did not start in {XVFB_TRIES} tries:\n{}",
+        failures.join("\n")
+    );
+}
+
+enum XvfbError {
+    /// There is no `Xvfb` to run.
+    Missing(std::io::Error),
+    /// It ran but did not become ready; why.
+    NotReady(String),
+}
+
+/// Starts an Xvfb that picks a free display number itself (`-displayfd`:
+/// it writes the number to its stdout once clients can connect), with its
+/// stderr in `log`.
+fn xvfb(log: &Path) -> Result<Display, XvfbError> {
+    let mut server = Command::new("Xvfb")
+        .args(["-displayfd", "1", "-screen", "0", "1280x720x24"])
+        .args(["-nolisten", "tcp"])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .map_err(XvfbError::Missing)?;
+    let stdout = server.stdout.take().unwrap();
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+        let _ = send.send(line);
+    });
+    let line = receive.recv_timeout(XVFB_LIMIT);
+    let number = match line.as_deref().map(str::trim) {
+        Ok(number) if !number.is_empty() => number.parse::<u32>().ok(),
+        _ => None,
+    };
+    match number {
+        Some(number) => Ok(Display {
+            name: format!(":{number}"),
+            server: Some((server, number)),
+        }),
+        None => {
+            let _ = server.kill();
+            let status = server.wait();
+            Err(XvfbError::NotReady(match line {
+                Ok(line) => format!("exited ({status:?}) after writing {line:?}"),
+                Err(_) => format!("gave no display number in {XVFB_LIMIT:?}"),
+            }))
+        }
+    }
 }
 
 /// Runs `example` for `frames` frames and returns its screenshot, or `None`
