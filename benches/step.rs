@@ -177,10 +177,11 @@ criterion_group!(benches, step);
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
-    // `cargo bench` passes `--bench`; the test harness's smoke run does
-    // not, and skips the comparison.
+    // `cargo bench` passes `--bench`; the smoke runs (`cargo test --benches`,
+    // and `cargo bench -- --test`, where criterion runs each benchmark once)
+    // skip the comparison.
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--bench") {
+    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test") {
         let filters: Vec<String> = args.into_iter().filter(|a| !a.starts_with('-')).collect();
         interleaved(&filters);
     }
