@@ -369,7 +369,22 @@ pub(crate) fn sanitize(x: f32) -> f32 {
     if x.is_finite() && x > 0.0 { x } else { 0.0 }
 }
 
-/// Why an island woke.
+/// Why an island woke: the `cause` of an [`IslandWoke`].
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // Tell wakes from your own code apart from the others.
+/// fn count_pokes(mut woke: MessageReader<IslandWoke>, mut pokes: Local<u32>) {
+///     for wake in woke.read() {
+///         if let WakeCause::BodyWritten(_) | WakeCause::Command(_) = wake.cause {
+///             *pokes += 1;
+///         }
+///     }
+/// }
+/// # App::new().add_systems(Update, count_pokes);
+/// ```
 #[derive(Reflect, Debug, Clone, Copy, PartialEq, Eq)]
 #[reflect(Debug, PartialEq, Clone)]
 pub enum WakeCause {

@@ -71,6 +71,8 @@
 //! value independently and sums forces in a fixed order (threads split a
 //! pass by whole islands, which share no spring).
 
+#![warn(missing_docs)]
+
 pub mod body;
 pub mod constraints;
 #[cfg(feature = "debug-ui")]

@@ -48,6 +48,22 @@ use crate::islands::{RestTime, Sleeping};
 use crate::solver::{AnchorAsleep, SolverState};
 
 /// One body's saved state.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use bevy_euler_physics::prelude::*;
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
+/// let e = app
+///     .world_mut()
+///     .spawn(Body::new(2.0).with_velocity(Vec3::X))
+///     .id();
+/// let saved = PhysicsSnapshot::save(app.world_mut());
+/// let state = &saved.bodies()[0];
+/// assert_eq!(state.entity, e);
+/// assert_eq!(state.body.velocity, Vec3::X);
+/// assert!(!state.sleeping);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Reflect)]
 #[reflect(Debug, PartialEq, Clone)]
 pub struct BodyState {
@@ -82,6 +98,20 @@ pub struct PhysicsSnapshot {
 }
 
 /// What [`PhysicsSnapshot::restore`] did.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use bevy_euler_physics::prelude::*;
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
+/// let kept = app.world_mut().spawn(Body::new(1.0)).id();
+/// let gone = app.world_mut().spawn(Body::new(1.0)).id();
+/// let saved = PhysicsSnapshot::save(app.world_mut());
+/// app.world_mut().despawn(gone);
+/// let report = saved.restore(app.world_mut());
+/// assert_eq!((report.restored, report.missing), (1, 1));
+/// # let _ = kept;
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RestoreReport {
     /// Bodies written back.
