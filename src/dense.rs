@@ -17,9 +17,10 @@
 //!
 //! The arithmetic is the same as the per-pass systems', in the same order,
 //! so a dense step and a step through the `PhysicsSubstep` schedule give
-//! bit-identical states (`tests/dense.rs` checks it). With a system of
-//! yours in `PhysicsSubstep`, every step goes through the schedule, whose
-//! systems keep `Body` current for yours.
+//! bit-identical states (the unit tests at the bottom of this file compare
+//! every bit of every body, every frame, with and without threads). With a
+//! system of yours in `PhysicsSubstep`, every step goes through the
+//! schedule, whose systems keep `Body` current for yours.
 //!
 //! Large groups split their islands over the compute task pool. Islands
 //! share no spring (a fixed body they both hang from is only read), so

@@ -20,8 +20,12 @@ use crate::solver::SolverState;
 ///    - re-admits repaired bodies and springs and rebuilds the solver's dense
 ///      index when bodies or springs were added, removed or changed;
 ///    - runs the [`PhysicsSubstep`] schedule once per pass (see
-///      [`PhysicsSettings::substeps`]);
-///    - reports and freezes invalid or non-finite state.
+///      [`PhysicsSettings::substeps`]), or, while no system of yours is in
+///      that schedule, the same passes on the solver's arrays, writing each
+///      [`Body`](crate::Body) once at the end (a *dense* step, bit for bit
+///      the same);
+///    - reports and freezes invalid or non-finite state, and puts resting
+///      islands to sleep.
 ///
 ///    The plugin's own bookkeeping runs inside this one system, on
 ///    single-threaded schedules, so that a fixed step costs one hand-off of
