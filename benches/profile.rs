@@ -18,7 +18,9 @@
 //!   bodies);
 //! - `ROPES` (default 100), `STEPS` (default 100);
 //! - `THREADS` (compute threads, default 1) and `THRESHOLD`
-//!   (`PhysicsSettings::parallel_threshold`, default: never parallel).
+//!   (`PhysicsSettings::parallel_threshold`, default: never parallel);
+//! - `EXECUTOR=single`: `FixedMain`'s schedules on Bevy's single-threaded
+//!   executor (default: Bevy's multi-threaded one).
 //!
 //! It prints the mean wall time of a step.
 
@@ -29,7 +31,7 @@ use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 
 mod common;
-use common::{H, Plain, rope};
+use common::{H, Plain, rope, single_threaded_fixed_main};
 
 fn var(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -68,6 +70,9 @@ fn main() {
             parallel_threshold: var("THRESHOLD", usize::MAX),
             ..default()
         });
+    if std::env::var("EXECUTOR").is_ok_and(|e| e == "single") {
+        single_threaded_fixed_main(&mut app);
+    }
     let world = app.world_mut();
     match scene.as_str() {
         "ropes" | "fine" => {

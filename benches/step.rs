@@ -26,13 +26,12 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bevy::app::FixedMain;
-use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 use criterion::{BenchmarkId, Criterion, criterion_group};
 
 mod common;
-use common::{C, H, K, Plain, REST, rope_positions};
+use common::{C, H, K, Plain, REST, rope_positions, single_threaded_fixed_main};
 
 const SIZES: [(usize, usize); 3] = [(10, 100), (100, 100), (1000, 100)];
 
@@ -54,18 +53,7 @@ fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
             ..default()
         });
     if !parallel {
-        for label in [
-            FixedMain.intern(),
-            FixedFirst.intern(),
-            FixedPreUpdate.intern(),
-            FixedUpdate.intern(),
-            FixedPostUpdate.intern(),
-            FixedLast.intern(),
-        ] {
-            app.edit_schedule(label, |schedule| {
-                schedule.set_executor(SingleThreadedExecutor::new());
-            });
-        }
+        single_threaded_fixed_main(&mut app);
     }
     let world = app.world_mut();
     let mut prev = Entity::PLACEHOLDER;

@@ -3,6 +3,8 @@
 //! and ropes spawned as bodies and springs.
 #![allow(dead_code)]
 
+use bevy::app::FixedMain;
+use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 
@@ -111,4 +113,22 @@ pub fn rope(
         prev = e;
     }
     bodies
+}
+
+/// Runs `FixedMain` and its schedules on Bevy's single-threaded executor.
+/// The multi-threaded one wakes the compute pool's threads for every
+/// schedule it runs (six per fixed step), whatever the physics does.
+pub fn single_threaded_fixed_main(app: &mut App) {
+    for label in [
+        FixedMain.intern(),
+        FixedFirst.intern(),
+        FixedPreUpdate.intern(),
+        FixedUpdate.intern(),
+        FixedPostUpdate.intern(),
+        FixedLast.intern(),
+    ] {
+        app.edit_schedule(label, |schedule| {
+            schedule.set_executor(SingleThreadedExecutor::new());
+        });
+    }
 }
