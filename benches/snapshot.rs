@@ -16,20 +16,14 @@ use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 
+mod common;
+use common::rope;
+
 fn scene() -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
-    let world = app.world_mut();
     for r in 0..100 {
-        let x = r as f32 * 0.5;
-        let mut prev = world.spawn(Body::fixed(Vec3::new(x, 0.0, 0.0))).id();
-        for s in 1..=100 {
-            let e = world
-                .spawn(Body::new(1.0).with_position(Vec3::new(x + 0.02, -0.1 * s as f32, 0.0)))
-                .id();
-            world.spawn(Spring::new(prev, e, 0.1, 1000.0).with_damping(1.0));
-            prev = e;
-        }
+        rope(app.world_mut(), r as f32 * 0.5, 100, false, ());
     }
     app.update();
     for _ in 0..3 {

@@ -31,7 +31,7 @@ use bevy_euler_physics::prelude::*;
 use criterion::{BenchmarkId, Criterion, criterion_group};
 
 mod common;
-use common::{C, H, K, Plain, REST, rope_positions, single_threaded_fixed_main};
+use common::{H, Plain, rope, single_threaded_fixed_main};
 
 const SIZES: [(usize, usize); 3] = [(10, 100), (100, 100), (1000, 100)];
 
@@ -55,18 +55,8 @@ fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
     if !parallel {
         single_threaded_fixed_main(&mut app);
     }
-    let world = app.world_mut();
-    let mut prev = Entity::PLACEHOLDER;
-    for (s, p) in rope_positions(ropes, links) {
-        let e = if s == 0 {
-            world.spawn(Body::fixed(p)).id()
-        } else {
-            world.spawn(Body::new(1.0).with_position(p)).id()
-        };
-        if s > 0 {
-            world.spawn(Spring::new(prev, e, REST, K).with_damping(C));
-        }
-        prev = e;
+    for r in 0..ropes {
+        rope(app.world_mut(), r as f32 * 0.5, links, false, ());
     }
     app.update();
     // Warm: the first step builds the solver's index.

@@ -93,20 +93,18 @@ pub fn rope(
     let mut prev = world.spawn(Body::fixed(Vec3::new(x, 0.0, 0.0))).id();
     let mut y = 0.0;
     let mut bodies = Vec::new();
-    for s in 0..links {
-        // The spring above body s carries the weight of links − s bodies.
-        let stretch = if resting {
-            (links - s) as f32 * 9.81 / K
+    for s in 1..=links {
+        let position = if resting {
+            // The spring above body s carries the weight of the
+            // links − s + 1 bodies from it down.
+            y -= REST + (links - s + 1) as f32 * 9.81 / K;
+            Vec3::new(x, y, 0.0)
         } else {
-            0.0
+            // Where `rope_positions` (and so the plain loop) puts it.
+            Vec3::new(x + 0.02, -REST * s as f32, 0.0)
         };
-        y -= REST + stretch;
-        let nudge = if resting { 0.0 } else { 0.02 };
         let e = world
-            .spawn((
-                Body::new(1.0).with_position(Vec3::new(x + nudge, y, 0.0)),
-                extra.clone(),
-            ))
+            .spawn((Body::new(1.0).with_position(position), extra.clone()))
             .id();
         world.spawn(Spring::new(prev, e, REST, K).with_damping(C));
         bodies.push(e);
