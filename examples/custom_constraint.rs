@@ -82,13 +82,7 @@ fn stay_on_ring(mut beads: SubstepBodies<(&mut Body, &OnRing)>) {
 }
 
 fn setup(mut commands: Commands) {
-    commands.spawn((
-        Camera2d,
-        Projection::Orthographic(OrthographicProjection {
-            scale: 1.0 / SCALE,
-            ..OrthographicProjection::default_2d()
-        }),
-    ));
+    commands.spawn(support::camera(SCALE, Vec2::ZERO));
     commands.spawn((
         Text::new(
             "custom_constraint: beads held on rings by a user system in SolveConstraints \

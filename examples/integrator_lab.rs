@@ -113,7 +113,6 @@ mod support;
 
 use std::collections::VecDeque;
 
-use bevy::camera::ScalingMode;
 use bevy::math::DVec2;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
@@ -937,13 +936,7 @@ fn run_window() {
 fn setup(mut commands: Commands) {
     // The scale and offset are set each frame by `panel`, which knows the
     // window's size and the panel's width.
-    commands.spawn((
-        Camera2d,
-        Projection::Orthographic(OrthographicProjection {
-            scaling_mode: ScalingMode::WindowSize,
-            ..OrthographicProjection::default_2d()
-        }),
-    ));
+    commands.spawn(support::camera(1.0, Vec2::ZERO));
 }
 
 fn controls(keys: Res<ButtonInput<KeyCode>>, mut view: ResMut<LabView>) {

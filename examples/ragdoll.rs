@@ -86,13 +86,7 @@ fn setup(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<ColorMaterial>>,
 ) {
-    commands.spawn((
-        Camera2d,
-        Projection::Orthographic(OrthographicProjection {
-            scale: 1.0 / SCALE,
-            ..OrthographicProjection::default_2d()
-        }),
-    ));
+    commands.spawn(support::camera(SCALE, Vec2::ZERO));
     // The ground: solid below y = GROUND, drawn as a slab.
     commands.spawn(GroundPlane::horizontal(GROUND).with_friction(0.8));
     commands.spawn((

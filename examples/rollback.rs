@@ -285,14 +285,7 @@ fn read_keys(mut commands: Commands, players: Res<LocalPlayers>, keys: Res<Butto
 }
 
 fn camera(mut commands: Commands) {
-    commands.spawn((
-        Camera2d,
-        Projection::Orthographic(OrthographicProjection {
-            scale: 1.0 / 120.0,
-            ..OrthographicProjection::default_2d()
-        }),
-        Transform::from_xyz(0.0, 1.2, 0.0),
-    ));
+    commands.spawn(support::camera(120.0, Vec2::new(0.0, 1.2)));
 }
 
 /// The ground, the rods and the bodies, at their interpolated positions.

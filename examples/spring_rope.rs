@@ -78,14 +78,7 @@ fn setup(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<ColorMaterial>>,
 ) {
-    commands.spawn((
-        Camera2d,
-        Projection::Orthographic(OrthographicProjection {
-            scale: 1.0 / SCALE,
-            ..OrthographicProjection::default_2d()
-        }),
-        Transform::from_xyz(0.0, -0.9, 0.0),
-    ));
+    commands.spawn(support::camera(SCALE, Vec2::new(0.0, -0.9)));
     commands.insert_resource(Looks {
         ball: meshes.add(Circle::new(1.0)),
         anchor: meshes.add(Rectangle::new(0.3, 0.08)),

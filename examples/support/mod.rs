@@ -17,6 +17,19 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::time::TimeUpdateStrategy;
 
+/// A 2D camera showing the world at `pixels_per_metre`, centred on
+/// `centre` (in metres).
+pub fn camera(pixels_per_metre: f32, centre: Vec2) -> impl Bundle {
+    (
+        Camera2d,
+        Projection::Orthographic(OrthographicProjection {
+            scale: 1.0 / pixels_per_metre,
+            ..OrthographicProjection::default_2d()
+        }),
+        Transform::from_translation(centre.extend(0.0)),
+    )
+}
+
 /// Frames after which the capture gives up waiting for the screenshot.
 const PATIENCE: u32 = 600;
 
