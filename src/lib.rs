@@ -236,6 +236,7 @@ impl Plugin for EulerPhysicsPlugin {
                     diagnostics::readmit_fixed,
                     solver::detect_wakes,
                     solver::rebuild,
+                    solver::gather_written,
                     solver::gather,
                 )
                     .chain(),

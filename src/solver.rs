@@ -15,9 +15,11 @@
 //!
 //! Then, every fixed step:
 //!
-//! 1. `gather` (once per fixed step): copy into its slot the state of each
-//!    body written since the last step (the step keeps the slots of its own
-//!    results);
+//! 1. `gather_written` (once per fixed step): copy into its slot the state
+//!    of each body written since the last step (the step keeps the slots of
+//!    its own results), found by a `Changed<Body>` scan as of the tick the
+//!    slots were last in step; then `gather`: ground planes, and in a dense
+//!    step the forces and damping;
 //! 2. per pass of a group: each spring's force, added to its two bodies'
 //!    slots in row order; the kick, the constraints and the drift. Either
 //!    on the arrays alone ([`crate::dense`]), or through the
@@ -1189,26 +1191,17 @@ macro_rules! scan {
     };
 }
 
-/// What a parallel gather found, per thread: accumulated forces and
-/// written bodies, by slot.
-#[derive(Default)]
-pub(crate) struct Found {
-    forces: Parallel<Vec<(usize, Vec3)>>,
-    bodies: Parallel<Vec<(usize, Body)>>,
-}
-
-/// Start of the fixed step, after the rebuild: copies into its slot the
-/// state of each body written since its group's last position pass, and
-/// collects the ground planes. In a dense step (see [`crate::dense`]) it
-/// also takes each body's accumulated force and reads its constant force
-/// and damping into the slot.
+/// Start of the fixed step, after [`gather_written`]: collects the ground
+/// planes. In a dense step (see [`crate::dense`]) it also takes each body's
+/// accumulated force and reads its constant force and damping into the
+/// slot.
 pub(crate) fn gather(
-    (mut solver, settings, mut found): (ResMut<SolverState>, Res<PhysicsSettings>, Local<Found>),
-    mut bodies: Query<(Ref<Body>, &BodyIndex), Stepped>,
+    mut solver: ResMut<SolverState>,
+    settings: Res<PhysicsSettings>,
+    mut found: Local<Parallel<Vec<(usize, Vec3)>>>,
     mut pushed: Query<(&BodyIndex, &mut AccumulatedForce), (Stepped, Changed<AccumulatedForce>)>,
     extras: Query<(&BodyIndex, Option<&ConstantForce>, Option<&Damping>), ExtraFilter>,
     planes: Query<&GroundPlane>,
-    ticks: SystemChangeTick,
 ) {
     let solver = &mut *solver;
     solver.planes.clear();
@@ -1223,83 +1216,130 @@ pub(crate) fn gather(
         }
         gather_extras(solver, rebuilt, &extras);
     }
-    if rebuilt && !dense {
+    if !dense {
         return;
     }
-    let now = ticks.this_run();
-    let mut any_invalid = false;
-    let mut mass_changed = false;
-    let synced = &solver.group_synced;
     let slots = solver.pos.len();
-    let (pos, vel, valid_slots, inv_mass) = (
-        &mut solver.pos,
-        &mut solver.vel,
-        &mut solver.valid,
-        &mut solver.inv_mass,
-    );
     // Large scenes scan their bodies on all compute threads; what a scan
     // finds is then applied here, in any order (one body per slot).
     let parallel = slots >= settings.parallel_threshold && ComputeTaskPool::try_get().is_some();
     let found = &mut *found;
-    if dense {
-        // Forces written since the last step (taking one marks it changed
-        // at this system's tick, which the next run does not see again).
-        let take = |(index, mut force): (&BodyIndex, Mut<AccumulatedForce>)| {
-            let taken = force.0;
-            if taken == Vec3::ZERO {
-                return None;
-            }
-            force.0 = Vec3::ZERO;
-            let i = index.slot as usize;
-            (i < slots).then_some((i, taken))
-        };
-        let (accumulated, extra_slots) = (&mut solver.accumulated, &mut solver.extra_slots);
-        let mut apply = |(i, taken): (usize, Vec3)| {
-            accumulated[i] = taken.into();
-            extra_slots.push(i as u32);
-        };
-        scan!(pushed, parallel, found.forces, take, apply);
-    }
-    if rebuilt {
-        return;
-    }
-    // Bodies written since their group's slots were last in step with them.
-    let written = |(body, index): (Ref<Body>, &BodyIndex)| {
-        let i = index.slot as usize;
-        // A body spawned since the last rebuild has no slot yet; it joins at
-        // the next step.
-        let &synced = synced.get(index.group as usize)?;
-        if let Some(synced) = synced
-            && !body.last_changed().is_newer_than(synced, now)
-        {
+    // Forces written since the last step (taking one marks it changed at
+    // this system's tick, which the next run does not see again).
+    let take = |(index, mut force): (&BodyIndex, Mut<AccumulatedForce>)| {
+        let taken = force.0;
+        if taken == Vec3::ZERO {
             return None;
         }
-        (i < slots).then_some((i, *body))
+        force.0 = Vec3::ZERO;
+        let i = index.slot as usize;
+        (i < slots).then_some((i, taken))
     };
-    let mut apply = |(i, body): (usize, Body)| {
-        let valid = state_is_valid(&body);
-        valid_slots[i] = valid;
-        if valid {
-            pos[i] = body.position.into();
-            vel[i] = body.velocity.into();
-            if body.inv_mass != inv_mass[i] {
-                inv_mass[i] = body.inv_mass;
-                mass_changed = true;
-            }
-        } else {
-            any_invalid = true;
+    let (accumulated, extra_slots) = (&mut solver.accumulated, &mut solver.extra_slots);
+    let mut apply = |(i, taken): (usize, Vec3)| {
+        accumulated[i] = taken.into();
+        extra_slots.push(i as u32);
+    };
+    scan!(pushed, parallel, found, take, apply);
+}
+
+/// What the scan for written bodies reads.
+type Written = (Ref<'static, Body>, &'static BodyIndex);
+
+/// Start of the fixed step, after the rebuild (which copies every body
+/// itself) and before [`gather`]: copies into its slot the state of each
+/// body written since its group's slots were last in step with the bodies.
+///
+/// Every step writes every body it moves, so a scan of `Changed<Body>`
+/// against this system's own last run would find them all. The scan runs
+/// instead as of the oldest tick at which a group was in step: only bodies
+/// written since then (by your code, as a rule) pass the filter, which
+/// reads one change tick per body.
+pub(crate) fn gather_written(
+    world: &mut World,
+    changed: &mut QueryState<Written, (Stepped, Changed<Body>)>,
+    every: &mut QueryState<Written, Stepped>,
+    mut found: Local<Parallel<Vec<(usize, Body)>>>,
+) {
+    let found = &mut *found;
+    let threshold = world.resource::<PhysicsSettings>().parallel_threshold;
+    world.resource_scope(|world, mut solver: Mut<SolverState>| {
+        let solver = &mut *solver;
+        if solver.rebuilt {
+            return;
         }
-    };
-    scan!(bodies, parallel, found.bodies, written, apply);
-    solver.pass_has_invalid = any_invalid;
-    if any_invalid {
-        solver.request_report();
-    }
-    // Islands and loads follow the new mass from the next step; the passes
-    // use it from this one.
-    if mass_changed {
-        solver.dirty = true;
-    }
+        let now = world.change_tick();
+        // The oldest tick as of which a group's slots held its bodies' state;
+        // `None` if a group's never did (then every body is read).
+        let since = solver
+            .group_synced
+            .iter()
+            .try_fold(None, |oldest: Option<Tick>, &synced| {
+                let tick = synced?;
+                Some(Some(match oldest {
+                    Some(oldest) if !oldest.is_newer_than(tick, now) => oldest,
+                    _ => tick,
+                }))
+            })
+            .flatten();
+        let synced = &solver.group_synced;
+        let slots = solver.pos.len();
+        let (mut any_invalid, mut mass_changed) = (false, false);
+        let (pos, vel, valid_slots, inv_mass) = (
+            &mut solver.pos,
+            &mut solver.vel,
+            &mut solver.valid,
+            &mut solver.inv_mass,
+        );
+        // Bodies written since their group's slots were last in step with
+        // them.
+        let written = |(body, index): (Ref<Body>, &BodyIndex)| {
+            let i = index.slot as usize;
+            // A body spawned since the last rebuild has no slot yet; it joins
+            // at the next step.
+            let &synced = synced.get(index.group as usize)?;
+            if let Some(synced) = synced
+                && !body.last_changed().is_newer_than(synced, now)
+            {
+                return None;
+            }
+            (i < slots).then_some((i, *body))
+        };
+        let mut apply = |(i, body): (usize, Body)| {
+            let valid = state_is_valid(&body);
+            valid_slots[i] = valid;
+            if valid {
+                pos[i] = body.position.into();
+                vel[i] = body.velocity.into();
+                if body.inv_mass != inv_mass[i] {
+                    inv_mass[i] = body.inv_mass;
+                    mass_changed = true;
+                }
+            } else {
+                any_invalid = true;
+            }
+        };
+        let parallel = slots >= threshold && ComputeTaskPool::try_get().is_some();
+        match since {
+            Some(since) => world.last_change_tick_scope(since, |world| {
+                let mut bodies = changed.query(world);
+                scan!(bodies, parallel, found, written, apply);
+            }),
+            None => {
+                let mut bodies = every.query(world);
+                scan!(bodies, parallel, found, written, apply);
+            }
+        }
+        solver.pass_has_invalid = any_invalid;
+        if any_invalid {
+            solver.request_report();
+        }
+        // Islands and loads follow the new mass from the next step; the
+        // passes use it from this one.
+        if mass_changed {
+            solver.dirty = true;
+        }
+    });
 }
 
 /// Bodies with a constant force or a damping.
