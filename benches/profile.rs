@@ -13,9 +13,9 @@
 //! - `SCENE`: `ropes` (default; the scene of `benches/step.rs`: `ROPES`
 //!   ropes of 100 bodies, sleeping off), `plain` (the same as a plain array
 //!   loop), `fine` (`ROPES` ropes, the last one with `Substeps(8)`),
-//!   `awake`, `asleep` or `empty` (the resting scene of
-//!   `benches/islands.rs`: 1000 ropes of 20, kept awake, all asleep, or no
-//!   bodies);
+//!   `awake`, `asleep`, `mixed` or `empty` (the resting scene of
+//!   `benches/islands.rs`: 1000 ropes of 20, kept awake, all asleep, every
+//!   other one asleep, or no bodies);
 //! - `ROPES` (default 100), `STEPS` (default 100);
 //! - `THREADS` (compute threads, default 1) and `THRESHOLD`
 //!   (`PhysicsSettings::parallel_threshold`, default: never parallel);
@@ -88,10 +88,10 @@ fn main() {
                 }
             }
         }
-        "awake" | "asleep" => {
+        "awake" | "asleep" | "mixed" => {
             for r in 0..1000 {
                 let x = r as f32 * 0.5;
-                if scene == "awake" {
+                if scene == "awake" || (scene == "mixed" && r % 2 == 0) {
                     rope(world, x, 20, true, SleepingDisabled);
                 } else {
                     rope(world, x, 20, true, ());
@@ -101,9 +101,9 @@ fn main() {
         "empty" => {}
         other => panic!("unknown SCENE {other}"),
     }
-    if scene == "asleep" {
+    if scene == "asleep" || scene == "mixed" {
         let bodies: Vec<Entity> = world
-            .query_filtered::<(Entity, &Body), ()>()
+            .query_filtered::<(Entity, &Body), Without<SleepingDisabled>>()
             .iter(world)
             .filter(|(_, body)| !body.is_fixed())
             .map(|(entity, _)| entity)

@@ -319,7 +319,7 @@ pub(crate) fn detect_wakes(
     written: Query<(Entity, Ref<Body>, &Sleeping), Changed<Body>>,
     forced: Query<(Entity, Ref<ConstantForce>, &Sleeping), Changed<ConstantForce>>,
     anchors: Query<(Entity, Ref<Body>, &AnchorAsleep), Changed<Body>>,
-    moved_fixed: Query<(Entity, &Body), MovedAwake>,
+    awake_fixed: Query<Ref<Body>, (Without<Sleeping>, Without<AnchorAsleep>)>,
     changed: ChangedConstraints,
     ticks: SystemChangeTick,
 ) {
@@ -348,14 +348,26 @@ pub(crate) fn detect_wakes(
         }
     }
     // A fixed body holding both awake and sleeping islands has no
-    // `AnchorAsleep`; its move wakes the sleeping ones too.
-    for (entity, body) in &moved_fixed {
-        if body.inv_mass == 0.0 && solver.holding_sleepers.contains(&entity) {
-            solver.request_wake(
-                WakeTarget::Anchor(entity),
-                WakeCause::FixedBodyMoved(entity),
-            );
-        }
+    // `AnchorAsleep`; its move wakes the sleeping ones too. (Looked up one
+    // by one: a scan of `Changed<Body>` would read every awake body, which
+    // the step itself writes.)
+    let mut moved: Vec<Entity> = solver
+        .holding_sleepers
+        .iter()
+        .copied()
+        .filter(|&entity| {
+            awake_fixed
+                .get(entity)
+                .is_ok_and(|body| body.inv_mass == 0.0 && body.is_changed())
+        })
+        .collect();
+    // In entity order, as a query would give them, not the set's.
+    moved.sort_unstable();
+    for entity in moved {
+        solver.request_wake(
+            WakeTarget::Anchor(entity),
+            WakeCause::FixedBodyMoved(entity),
+        );
     }
     for (entity, body, anchor) in &anchors {
         if body.last_changed().is_newer_than(anchor.since, now) {
@@ -369,9 +381,6 @@ pub(crate) fn detect_wakes(
         solver.request_wake(WakeTarget::All, WakeCause::GravityChanged);
     }
 }
-
-/// An awake body written since the last step.
-type MovedAwake = (Changed<Body>, Without<Sleeping>, Without<AnchorAsleep>);
 
 /// Radii and planes changed in place. (Springs and rods are immutable:
 /// their hooks see every change.)
