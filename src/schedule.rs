@@ -365,7 +365,7 @@ pub(crate) fn run_step(world: &mut World) {
                 pass,
                 passes,
                 group: group as u32,
-                ended: step.ended,
+                ..*step
             };
             match &dense {
                 Some((g, settings, constraints)) => run_pass(

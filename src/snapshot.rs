@@ -104,13 +104,12 @@ pub struct PhysicsSnapshot {
 /// # use bevy_euler_physics::prelude::*;
 /// let mut app = App::new();
 /// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
-/// let kept = app.world_mut().spawn(Body::new(1.0)).id();
+/// app.world_mut().spawn(Body::new(1.0));
 /// let gone = app.world_mut().spawn(Body::new(1.0)).id();
 /// let saved = PhysicsSnapshot::save(app.world_mut());
 /// app.world_mut().despawn(gone);
 /// let report = saved.restore(app.world_mut());
 /// assert_eq!((report.restored, report.missing), (1, 1));
-/// # let _ = kept;
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RestoreReport {

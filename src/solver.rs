@@ -1216,18 +1216,15 @@ pub(crate) fn gather(
     solver.planes.clear();
     solver.planes.extend(planes.iter().copied());
     let rebuilt = core::mem::take(&mut solver.rebuilt);
-    let dense = solver.dense;
-    if dense {
-        // Marks left by the last step (which reported them).
-        if solver.diverged.len() != solver.pos.len() || core::mem::take(&mut solver.any_diverged) {
-            solver.diverged.clear();
-            solver.diverged.resize(solver.pos.len(), false);
-        }
-        gather_extras(solver, rebuilt, &extras);
-    }
-    if !dense {
+    if !solver.dense {
         return;
     }
+    // Marks left by the last step (which reported them).
+    if solver.diverged.len() != solver.pos.len() || core::mem::take(&mut solver.any_diverged) {
+        solver.diverged.clear();
+        solver.diverged.resize(solver.pos.len(), false);
+    }
+    gather_extras(solver, rebuilt, &extras);
     let slots = solver.pos.len();
     // Large scenes scan their bodies on all compute threads; what a scan
     // finds is then applied here, in any order (one body per slot).

@@ -58,6 +58,14 @@ fn lock(number: u32) -> String {
     format!("/tmp/.X{number}-lock")
 }
 
+/// Where the screenshots, the examples' logs and Xvfb's log go (made if
+/// missing).
+fn folder() -> PathBuf {
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&folder).unwrap();
+    folder
+}
+
 /// How long an Xvfb may take to say it is ready, and how many are tried.
 const XVFB_LIMIT: Duration = Duration::from_secs(120);
 const XVFB_TRIES: u32 = 3;
@@ -70,9 +78,7 @@ fn display() -> Option<Display> {
         return Some(Display { name, server: None });
     }
     let on_ci = std::env::var("CI").is_ok_and(|ci| ci == "true");
-    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
-    std::fs::create_dir_all(&folder).unwrap();
-    let log = folder.join("xvfb.log");
+    let log = folder().join("xvfb.log");
     let mut failures = Vec::new();
     for _ in 0..XVFB_TRIES {
         match xvfb(&log) {
@@ -85,7 +91,6 @@ fn display() -> Option<Display> {
             }
             Err(XvfbError::NotReady(why)) => {
                 let output = std::fs::read_to_string(&log).unwrap_or_default();
-                eprintln!("Xvfb {why}; its output:\n{output}");
                 failures.push(format!("{why}; its output:\n{output}"));
             }
         }
@@ -160,8 +165,7 @@ fn captures(
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let binary = lab::example_binary(example, sources);
     let display = display()?;
-    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
-    std::fs::create_dir_all(&folder).unwrap();
+    let folder = folder();
     let name = |i: usize| {
         if runs.len() == 1 {
             example.to_string()

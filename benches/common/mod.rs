@@ -19,11 +19,22 @@ pub const G: Vec3 = Vec3::new(0.0, -9.81, 0.0);
 /// Initial positions of the scene, rope by rope: the fixed body first.
 pub fn rope_positions(ropes: usize, links: usize) -> impl Iterator<Item = (usize, Vec3)> {
     (0..ropes).flat_map(move |r| {
+        let x = r as f32 * 0.5;
         (0..=links).map(move |s| {
-            let x = r as f32 * 0.5 + if s == 0 { 0.0 } else { 0.02 };
-            (s, Vec3::new(x, -REST * s as f32, 0.0))
+            let p = if s == 0 {
+                Vec3::new(x, 0.0, 0.0)
+            } else {
+                swinging(x, s)
+            };
+            (s, p)
         })
     })
+}
+
+/// Where body `s` (from 1) of a swinging rope hanging from `(x, 0)` starts:
+/// its rest place, nudged 0.02 sideways.
+fn swinging(x: f32, s: usize) -> Vec3 {
+    Vec3::new(x + 0.02, -REST * s as f32, 0.0)
 }
 
 /// The reference: the same physics as plain arrays.
@@ -101,7 +112,7 @@ pub fn rope(
             Vec3::new(x, y, 0.0)
         } else {
             // Where `rope_positions` (and so the plain loop) puts it.
-            Vec3::new(x + 0.02, -REST * s as f32, 0.0)
+            swinging(x, s)
         };
         let e = world
             .spawn((Body::new(1.0).with_position(position), extra.clone()))

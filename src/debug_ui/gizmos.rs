@@ -64,11 +64,10 @@ pub(crate) fn draw_gizmos(
     springs: Query<(&Spring, Has<DragPart>)>,
     mut gizmos: Gizmos,
 ) {
-    let drawn = |entity: Entity| positions.get(entity);
     let px = pointer.world_per_px;
     if settings.draw_springs {
         for (spring, drag) in &springs {
-            let (Some(a), Some(b)) = (drawn(spring.a), drawn(spring.b)) else {
+            let (Some(a), Some(b)) = (positions.get(spring.a), positions.get(spring.b)) else {
                 continue;
             };
             if !(a.is_finite() && b.is_finite()) {
