@@ -18,9 +18,11 @@
 //!   Bevy's default multi-threaded executor.
 //!
 //! Then, since this machine's speed can change between criterion's separate
-//! measurements, the same three interleaved round by round: `ratio/RxS`
-//! lines give the median plugin / plain-loop ratio of 15 rounds and its
-//! range.
+//! measurements, the same three interleaved round by round, with a fourth:
+//! one thread with a system that does nothing in each of the four sets of
+//! `PhysicsSubstep` (the cost of copying the pass's bodies out to their
+//! components and back around systems of yours). `ratio/RxS` lines give the
+//! median plugin / plain-loop ratio of 15 rounds and its range.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -35,7 +37,16 @@ use common::{H, Plain, rope, single_threaded_fixed_main};
 
 const SIZES: [(usize, usize); 3] = [(10, 100), (100, 100), (1000, 100)];
 
+/// Does nothing, but sits in a substep set.
+fn watch(_bodies: SubstepBodies<&Body>) {}
+
 fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
+    plugin_app_with(ropes, links, parallel, false)
+}
+
+/// The scene's app; `watched` puts [`watch`] in each set of
+/// `PhysicsSubstep`.
+fn plugin_app_with(ropes: usize, links: usize, parallel: bool, watched: bool) -> App {
     let mut app = App::new();
     let mut pools = TaskPoolPlugin::default();
     pools.task_pool_options.compute.min_threads = 2;
@@ -54,6 +65,11 @@ fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
         });
     if !parallel {
         single_threaded_fixed_main(&mut app);
+    }
+    if watched {
+        for set in PhysicsSystems::SUBSTEP {
+            app.add_systems(PhysicsSubstep, watch.in_set(set));
+        }
     }
     for r in 0..ropes {
         rope(app.world_mut(), r as f32 * 0.5, links, false, ());
@@ -124,28 +140,32 @@ fn interleaved(filters: &[String]) {
         let mut apps = [
             plugin_app(ropes, links, false),
             plugin_app(ropes, links, true),
+            plugin_app_with(ropes, links, false, true),
         ];
         let probe = time(10, || plain.step()) / 10;
         let steps = (Duration::from_millis(20).as_secs_f64() / probe.as_secs_f64().max(1e-9))
             .ceil()
             .max(1.0) as usize;
-        let (mut one, mut two) = (Vec::new(), Vec::new());
+        let (mut one, mut two, mut watched) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             let reference = time(steps, || {
                 plain.step();
                 black_box(&plain.pos);
             })
             .as_secs_f64();
-            let [single, split] = apps
+            let [single, split, with_systems] = apps
                 .each_mut()
                 .map(|app| time(steps, || app.world_mut().run_schedule(FixedMain)).as_secs_f64());
             one.push(single / reference);
             two.push(split / reference);
+            watched.push(with_systems / reference);
         }
         let ((m1, lo1, hi1), (m2, lo2, hi2)) = (spread(one), spread(two));
+        let (mw, low, hiw) = spread(watched);
         println!(
             "{label}: plugin / plain loop, median of {ROUNDS} interleaved rounds of {steps} steps: \
-             1 thread {m1:.2}× ({lo1:.2}–{hi1:.2}), 2 threads {m2:.2}× ({lo2:.2}–{hi2:.2})"
+             1 thread {m1:.2}× ({lo1:.2}–{hi1:.2}), 2 threads {m2:.2}× ({lo2:.2}–{hi2:.2}), \
+             1 thread with substep systems {mw:.2}× ({low:.2}–{hiw:.2})"
         );
     }
 }

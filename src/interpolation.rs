@@ -20,10 +20,13 @@ use bevy::ecs::change_detection::Tick;
 use bevy::ecs::system::{SystemChangeTick, SystemParam};
 use bevy::prelude::*;
 
-use crate::body::Body;
-use crate::islands::Sleeping;
-use crate::schedule::{PhysicsSettings, PhysicsStep};
-use crate::solver::{AnchorAsleep, BodyIndex, SolverState};
+use crate::data::body::Body;
+pub use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
+use crate::data::islands::Sleeping;
+use crate::data::requests::{AnchorAsleep, BodyIndex};
+use crate::data::settings::{PhysicsSettings, PhysicsStep};
+use crate::solver::SolverState;
+use crate::solver::par::for_each_maybe_par;
 
 /// The bodies the plugin draws: awake, and not drawn by the user.
 type Drawn = (
@@ -31,45 +34,6 @@ type Drawn = (
     Without<Sleeping>,
     Without<AnchorAsleep>,
 );
-
-/// Where a body was at the start of the last fixed step; it ended at the
-/// body's [`Body::position`].
-///
-/// Every [`Body`] has one. To draw a body yourself (see
-/// [`TransformSyncDisabled`]), read where with [`DrawnPositions`].
-///
-/// # Example
-///
-/// ```
-/// use bevy::prelude::*;
-/// use bevy_euler_physics::prelude::*;
-///
-/// // How far each body moved in the last fixed step.
-/// fn last_moves(bodies: Query<(&Body, &PositionHistory)>) {
-///     for (body, history) in &bodies {
-///         let moved = body.position - history.previous();
-///         debug_assert!(moved.is_finite());
-///     }
-/// }
-/// # App::new().add_systems(Update, last_moves);
-/// ```
-#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
-#[reflect(Component, Default, Debug, PartialEq, Clone)]
-pub struct PositionHistory {
-    pub(crate) previous: Vec3,
-}
-
-impl PositionHistory {
-    /// A history that has always been at `position`.
-    pub(crate) fn at(position: Vec3) -> Self {
-        Self { previous: position }
-    }
-
-    /// The position at the start of the last fixed step.
-    pub fn previous(&self) -> Vec3 {
-        self.previous
-    }
-}
 
 /// Where to draw bodies this frame: between the start and the end of the
 /// last fixed step, at `Time<Fixed>::overstep_fraction()`; or, for a body
@@ -170,25 +134,6 @@ fn drawn(
     }
 }
 
-/// Keeps the plugin's hands off this entity's [`Transform`]: for bodies you
-/// draw yourself (with [`DrawnPositions`], say), or whose
-/// transform belongs to something else.
-///
-/// # Example
-///
-/// ```
-/// use bevy::prelude::*;
-/// use bevy_euler_physics::prelude::*;
-///
-/// fn setup(mut commands: Commands) {
-///     commands.spawn((Body::new(1.0), TransformSyncDisabled));
-/// }
-/// # App::new().add_systems(Startup, setup);
-/// ```
-#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[reflect(Component, Default, Debug, PartialEq, Clone)]
-pub struct TransformSyncDisabled;
-
 /// [`PhysicsSystems::Interpolate`](crate::PhysicsSystems).
 pub(crate) fn interpolate(
     time: Res<Time<Fixed>>,
@@ -202,12 +147,7 @@ pub(crate) fn interpolate(
     let ended = (step.ended, ticks.this_run());
     let solver = &*solver;
     let parallel = solver.len() >= settings.parallel_threshold;
-    crate::solver::for_each_maybe_par!(bodies, parallel, |(
-        body,
-        history,
-        index,
-        mut transform,
-    )| {
+    for_each_maybe_par!(bodies, parallel, |(body, history, index, mut transform)| {
         let position = drawn(solver, ended, (&body, history, index), alpha);
         if position.is_finite() && transform.translation != position {
             transform.translation = position;

@@ -25,18 +25,15 @@
 //! [`EulerPhysicsPlugin`] adds to [`FixedUpdate`] the sets
 //! [`PhysicsSystems::Prepare`] → [`PhysicsSystems::Step`] →
 //! [`PhysicsSystems::Finish`]. `Step` checks and indexes the scene (finding
-//! its [islands], which wake or sleep), runs the [`PhysicsSubstep`]
-//! schedule once per pass of each group of islands with the same substep
-//! count ([`Substeps`], [`AutoSubsteps`], [`PhysicsSettings::substeps`]),
-//! then reports what went wrong and puts resting islands to sleep; each pass
-//! runs
-//! `AccumulateForces` → `IntegrateVelocities` → `SolveConstraints` →
-//! `IntegratePositions`: semi-implicit Euler, velocity first, then position
-//! with the new velocity. While no system of yours sits in
-//! `PhysicsSubstep`, the passes run on the solver's own dense arrays
-//! without running the schedule, and each [`Body`] is written once at the
-//! end of the fixed step (the results are the same bit for bit; see
-//! [`PhysicsSubstep`]). See [`body`] for the maths, [`PhysicsSystems`] and
+//! its [islands], which wake or sleep), then runs the passes of each group
+//! of islands with the same substep count ([`Substeps`], [`AutoSubsteps`],
+//! [`PhysicsSettings::substeps`]), then reports what went wrong and puts
+//! resting islands to sleep. Each pass runs spring forces → the kick with
+//! damping → constraints → the drift: semi-implicit Euler, velocity first,
+//! then position with the new velocity. Every pass runs on the solver's own
+//! arrays, and each [`Body`] is written once at the end of the fixed step;
+//! systems of yours in the [`PhysicsSubstep`] sets run between the stages,
+//! with the pass's bodies copied out to their components for them. See [`body`] for the maths, [`PhysicsSystems`] and
 //! [`SubstepBodies`] for where your own forces and constraints go,
 //! [`islands`] for substeps, stability and sleeping, and [`interpolation`]
 //! for how bodies are drawn between steps.
@@ -73,28 +70,38 @@
 
 #![warn(missing_docs)]
 
+// The layers, bottom up (imports only point down): `kernels` (pure maths on
+// arrays), `data` (components, resources, sets, issue types), `solver` (the
+// solver's state and stages), then the step, the plugin and the public
+// modules, then the features. See docs/architecture.md.
+mod data;
+mod kernels;
+mod solver;
+
+mod plugin;
+mod step;
+mod substep;
+
 pub mod body;
 pub mod constraints;
-#[cfg(feature = "debug-ui")]
-pub mod debug_ui;
-mod dense;
 pub mod diagnostics;
 pub mod forces;
-pub mod integrators;
 pub mod interpolation;
 pub mod islands;
+pub mod spring;
+
+#[cfg(feature = "debug-ui")]
+pub mod debug_ui;
+pub mod integrators;
 #[cfg(feature = "model-assets")]
 pub mod model;
 #[cfg(feature = "ggrs")]
 pub mod rollback;
-mod schedule;
 pub mod snapshot;
-mod solver;
-pub mod spring;
-mod stability;
 
 pub use body::{Body, Damping};
 pub use constraints::{ConstraintSettings, DistanceConstraint, GroundPlane, Radius};
+pub use data::settings::{PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems};
 #[cfg(feature = "debug-ui")]
 pub use debug_ui::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};
 pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
@@ -104,10 +111,10 @@ pub use islands::{
     AutoSubsteps, Island, IslandCommands, IslandSlept, IslandWoke, RestTime, SleepSettings,
     SleepThreshold, Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
 };
-pub use schedule::{PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems};
+pub use kernels::stability::SpringStability;
+pub use plugin::EulerPhysicsPlugin;
 pub use snapshot::{BodyState, PhysicsSnapshot, RestoreReport, physics_checksum};
 pub use spring::Spring;
-pub use stability::SpringStability;
 
 /// Everything a game needs: `use bevy_euler_physics::prelude::*;`.
 pub mod prelude {
@@ -126,139 +133,4 @@ pub mod prelude {
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};
-}
-
-use bevy::app::{App, FixedUpdate, Plugin, Update};
-use bevy::ecs::schedule::common_conditions::{not, resource_exists};
-use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SingleThreadedExecutor};
-
-use crate::schedule::{StepEnd, StepStart, run_step};
-use crate::solver::SolverState;
-
-/// Adds point-mass physics to an app: the resources, the systems in
-/// [`FixedUpdate`] and [`Update`], and the reflection of every public type.
-///
-/// Works with `DefaultPlugins` or `MinimalPlugins`; needs nothing else. The
-/// step rate is Bevy's fixed timestep (`Time<Fixed>`, 64 Hz by default).
-///
-/// # Example
-///
-/// ```
-/// use bevy::prelude::*;
-/// use bevy_euler_physics::prelude::*;
-///
-/// App::new()
-///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
-///     // Step at 120 Hz.
-///     .insert_resource(Time::<Fixed>::from_hz(120.0));
-/// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EulerPhysicsPlugin;
-
-impl Plugin for EulerPhysicsPlugin {
-    fn build(&self, app: &mut App) {
-        use PhysicsSystems::*;
-
-        app.init_resource::<Gravity>()
-            .init_resource::<PhysicsSettings>()
-            .init_resource::<PhysicsStep>()
-            .init_resource::<SolverState>()
-            .init_resource::<SleepSettings>()
-            .init_resource::<ConstraintSettings>()
-            .add_message::<PhysicsWarning>()
-            .add_message::<IslandWoke>()
-            .add_message::<IslandSlept>()
-            .register_type::<Body>()
-            .register_type::<Damping>()
-            .register_type::<Spring>()
-            .register_type::<Gravity>()
-            .register_type::<ConstantForce>()
-            .register_type::<AccumulatedForce>()
-            .register_type::<PositionHistory>()
-            .register_type::<TransformSyncDisabled>()
-            .register_type::<PhysicsError>()
-            .register_type::<PhysicsIssue>()
-            .register_type::<PhysicsWarning>()
-            .register_type::<PhysicsSettings>()
-            .register_type::<PhysicsStep>()
-            .register_type::<Substeps>()
-            .register_type::<AutoSubsteps>()
-            .register_type::<Island>()
-            .register_type::<RestTime>()
-            .register_type::<Sleeping>()
-            .register_type::<SleepingDisabled>()
-            .register_type::<SleepThreshold>()
-            .register_type::<SleepSettings>()
-            .register_type::<WakeCause>()
-            .register_type::<IslandWoke>()
-            .register_type::<IslandSlept>()
-            .register_type::<DistanceConstraint>()
-            .register_type::<Radius>()
-            .register_type::<GroundPlane>()
-            .register_type::<ConstraintSettings>()
-            // The tick the last step ended at stays comparable as the
-            // world's ticks wrap.
-            .add_observer(schedule::age_step_end);
-
-        // Chains of small systems: a single-threaded executor runs them
-        // inline, where a multi-threaded one would wake threads for each.
-        for label in [
-            PhysicsSubstep.intern(),
-            StepStart.intern(),
-            StepEnd.intern(),
-        ] {
-            let mut schedule = Schedule::new(label);
-            schedule.set_executor(SingleThreadedExecutor::new());
-            app.add_schedule(schedule);
-        }
-
-        app.configure_sets(FixedUpdate, (Prepare, Step, Finish).chain())
-            .configure_sets(
-                PhysicsSubstep,
-                (
-                    AccumulateForces,
-                    IntegrateVelocities,
-                    SolveConstraints,
-                    IntegratePositions,
-                )
-                    .chain(),
-            )
-            .add_systems(
-                FixedUpdate,
-                run_step
-                    .in_set(Step)
-                    .run_if(not(resource_exists::<schedule::SteppedElsewhere>)),
-            )
-            .add_systems(
-                StepStart,
-                (
-                    diagnostics::check_settings,
-                    diagnostics::readmit_fixed,
-                    solver::detect_wakes,
-                    solver::rebuild,
-                    solver::gather_written,
-                    solver::gather,
-                )
-                    .chain(),
-            )
-            .add_systems(
-                StepEnd,
-                (
-                    dense::scatter,
-                    diagnostics::report_invalid_bodies,
-                    solver::update_sleep,
-                )
-                    .chain(),
-            )
-            .add_systems(
-                PhysicsSubstep,
-                (
-                    spring::spring_forces.in_set(AccumulateForces),
-                    body::integrate_velocities.in_set(IntegrateVelocities),
-                    constraints::solve_constraints.in_set(SolveConstraints),
-                    body::integrate_positions.in_set(IntegratePositions),
-                ),
-            )
-            .add_systems(Update, interpolation::interpolate.in_set(Interpolate));
-    }
 }

@@ -51,12 +51,13 @@ use bevy::prelude::*;
 use bevy_ggrs::{GgrsSchedule, LoadWorld, LoadWorldSystems, RollbackApp};
 
 use crate::body::Body;
+use crate::data::requests::{AnchorAsleep, SolverRequests};
+use crate::data::settings::PhysicsSystems;
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
 use crate::islands::{RestTime, Sleeping};
-use crate::schedule::{PhysicsSystems, SteppedElsewhere, run_step};
 use crate::snapshot::body_checksum;
-use crate::solver::{AnchorAsleep, SolverState};
+use crate::step::{SteppedElsewhere, run_step};
 
 /// Runs the physics under bevy_ggrs; see the [module docs](self). Add it
 /// after [`EulerPhysicsPlugin`](crate::EulerPhysicsPlugin) and bevy_ggrs's
@@ -101,12 +102,12 @@ impl Plugin for EulerPhysicsRollbackPlugin {
 /// After a rollback: the restored state is not a touch (sleeping islands
 /// count from now), and the solver rebuilds from it.
 fn resync_after_rollback(
-    mut solver: ResMut<SolverState>,
+    mut requests: ResMut<SolverRequests>,
     mut sleeping: Query<&mut Sleeping>,
     mut anchors: Query<&mut AnchorAsleep>,
     ticks: SystemChangeTick,
 ) {
-    solver.resync();
+    requests.resync();
     for mut sleeping in &mut sleeping {
         sleeping.since = ticks.this_run();
     }

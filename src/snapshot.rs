@@ -42,10 +42,10 @@
 use bevy::prelude::*;
 
 use crate::body::Body;
+use crate::data::requests::{AnchorAsleep, SolverRequests};
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
 use crate::islands::{RestTime, Sleeping};
-use crate::solver::{AnchorAsleep, SolverState};
 
 /// One body's saved state.
 ///
@@ -251,8 +251,8 @@ impl PhysicsSnapshot {
         for mut anchor in anchors.iter_mut(world) {
             anchor.since = since;
         }
-        if let Some(mut solver) = world.get_resource_mut::<SolverState>() {
-            solver.resync();
+        if let Some(mut requests) = world.get_resource_mut::<SolverRequests>() {
+            requests.resync();
         }
         report
     }

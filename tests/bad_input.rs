@@ -396,3 +396,165 @@ fn zero_length_spring_gives_no_nan() {
     assert!(all_bodies_finite(&mut app));
     assert!(warnings(&app).is_empty());
 }
+
+/// A non-finite `Gravity` for one step harms no body: the step runs as
+/// without gravity, nothing is left out, and once gravity is finite again
+/// bodies fall as before.
+#[test]
+fn non_finite_gravity_harms_no_body() {
+    for bad in [f32::NAN, f32::INFINITY] {
+        let mut app = app();
+        let w = witness(&mut app);
+        let ball = spawn(
+            &mut app,
+            Body::new(1.0).with_position(Vec3::new(0.0, 5.0, 0.0)),
+        );
+        step(&mut app, 5);
+        let before = *app.world().get::<Body>(ball).unwrap();
+        app.insert_resource(Gravity(Vec3::new(0.0, bad, 0.0)));
+        step(&mut app, 1);
+        let during = *app.world().get::<Body>(ball).unwrap();
+        // Without gravity: the velocity is kept, the body drifts on.
+        assert_eq!(during.velocity, before.velocity, "gravity {bad}");
+        assert_eq!(during.position, before.position + H * before.velocity);
+        app.insert_resource(Gravity::default());
+        step(&mut app, 1);
+        let after = *app.world().get::<Body>(ball).unwrap();
+        assert!((after.velocity.y - (during.velocity.y - 9.81 * H)).abs() < 1e-5);
+        let world = app.world_mut();
+        assert_eq!(world.query::<&PhysicsError>().iter(world).count(), 0);
+        assert!(app.world().get::<Body>(w.bob).unwrap().position.is_finite());
+    }
+}
+
+/// `wake_island` and `sleep_island` on an entity despawned earlier in the
+/// same command queue do nothing, and do not panic.
+#[test]
+fn island_commands_on_a_despawned_entity_do_nothing() {
+    let mut app = app();
+    let body = spawn(&mut app, Body::new(1.0));
+    step(&mut app, 1);
+    let world = app.world_mut();
+    let mut commands = world.commands();
+    commands.entity(body).despawn();
+    commands.entity(body).wake_island();
+    commands.entity(body).sleep_island();
+    world.flush();
+    step(&mut app, 2);
+    assert!(app.world().get_entity(body).is_err());
+}
+
+/// A plane normal of any finite, non-zero length holds a ball up: very
+/// long and very short normals are scaled before they are normalised.
+#[test]
+fn plane_normals_of_extreme_length_still_hold() {
+    for length in [1e-25, 1e-3, 1.0, 1e20, 1e25, f32::MAX] {
+        let mut app = app();
+        spawn(&mut app, GroundPlane::new(Vec3::Y * length, 0.0));
+        let ball = spawn(
+            &mut app,
+            (
+                Body::new(1.0).with_position(Vec3::new(0.0, 0.5, 0.0)),
+                Radius(0.1),
+            ),
+        );
+        step(&mut app, 120);
+        let y = app.world().get::<Body>(ball).unwrap().position.y;
+        assert!(
+            (y - 0.1).abs() < 0.01,
+            "normal length {length}: ball at {y}"
+        );
+    }
+}
+
+/// A fixed step too short for the substeps asked for (100 ns in 256
+/// passes would give passes of 0 ns, and a rod divides by the pass step)
+/// runs at most one pass per nanosecond, with a warning: a rod pendulum
+/// stays finite and in the step, and holds its length.
+#[test]
+fn passes_shorter_than_a_nanosecond_are_clamped() {
+    let mut app = app_with_timestep(100e-9);
+    let pivot = spawn(&mut app, Body::fixed(Vec3::ZERO));
+    let bob = spawn(
+        &mut app,
+        (
+            Body::new(1.0)
+                .with_position(Vec3::X)
+                .with_velocity(Vec3::new(0.0, 3.0, 0.0)),
+            Substeps(256),
+        ),
+    );
+    spawn(&mut app, DistanceConstraint::new(pivot, bob, 1.0));
+    step(&mut app, 50);
+    let state = body(&app, bob);
+    assert!(
+        state.position.is_finite() && state.velocity.is_finite(),
+        "{state:?}"
+    );
+    assert!(!has_error(&app, bob), "the bob stays in the step");
+    let timestep = app.world().resource::<Time<Fixed>>().timestep();
+    assert!(timestep.as_nanos() < 256, "{timestep:?}");
+    assert_eq!(
+        app.world().resource::<PhysicsStep>().passes as u128,
+        timestep.as_nanos(),
+        "one pass per nanosecond"
+    );
+    assert!(
+        (state.position.length() - 1.0).abs() < 1e-3,
+        "the rod holds: {}",
+        state.position.length()
+    );
+}
+
+/// A radius that is negative, not finite or beyond `Radius::MAX` is
+/// reported once and gives the body no contacts: the ball falls through
+/// the ground as in free fall, instead of being thrown out of it.
+#[test]
+fn radii_no_scene_can_mean_are_refused() {
+    for radius in [-1.0, f32::NAN, f32::INFINITY, 1e30, Radius::MAX * 2.0] {
+        let mut app = app();
+        let w = witness(&mut app);
+        spawn(&mut app, GroundPlane::horizontal(0.0));
+        let ball = spawn(
+            &mut app,
+            (Body::new(1.0).with_position(Vec3::Y), Radius(radius)),
+        );
+        step(&mut app, 60);
+        assert_one_warning(
+            &app,
+            ball,
+            |issue| matches!(issue, PhysicsIssue::InvalidRadius { radius: r } if r.to_bits() == radius.to_bits()),
+        );
+        // Free fall for 60 steps of h: v = g·60h exactly as the kicks add.
+        let v = body(&app, ball).velocity;
+        let expected = -9.81 * 60.0 * H;
+        assert!(
+            (v.y - expected).abs() < 1e-3 && v.x == 0.0 && v.z == 0.0,
+            "Radius({radius}): {v} (free fall {expected})"
+        );
+        assert_eq!(body(&app, w.bob), witness_alone(60), "Radius({radius})");
+    }
+}
+
+/// A negative damping is reported on a fixed body too, whether or not it
+/// anchors anything.
+#[test]
+fn negative_damping_on_a_fixed_body_is_reported() {
+    for anchors in [false, true] {
+        let mut app = app();
+        let w = witness(&mut app);
+        let fixed = spawn(&mut app, (Body::fixed(Vec3::ZERO), Damping(-1.0)));
+        if anchors {
+            let bob = spawn(&mut app, Body::new(1.0).with_position(-Vec3::Y));
+            spawn(&mut app, Spring::new(fixed, bob, 1.0, 10.0));
+        }
+        step(&mut app, 60);
+        assert_one_warning(
+            &app,
+            fixed,
+            |issue| matches!(issue, PhysicsIssue::InvalidDamping { damping } if *damping == -1.0),
+        );
+        assert!(has_error(&app, fixed), "anchors: {anchors}");
+        assert_eq!(body(&app, w.bob), witness_alone(60), "anchors: {anchors}");
+    }
+}

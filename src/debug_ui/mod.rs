@@ -43,7 +43,7 @@ use bevy_egui::{EguiPlugin, EguiPrimaryContextPass};
 pub use drag::pick_body;
 pub use energy::Energy;
 
-use crate::schedule::PhysicsSystems;
+use crate::PhysicsSystems;
 
 /// The debugging panel and gizmos: add it after `DefaultPlugins` and
 /// [`EulerPhysicsPlugin`](crate::EulerPhysicsPlugin).

@@ -13,9 +13,9 @@ use super::drag::{DragPart, DragState};
 use super::energy::EnergyHistory;
 use super::stats::{self, DebugStats, StepRequest};
 use super::{DebugUiSettings, Selection};
+use crate::PhysicsSettings;
 use crate::body::{Body, Damping};
 use crate::islands::{AutoSubsteps, Island, IslandCommands, Sleeping, SleepingDisabled, Substeps};
-use crate::schedule::PhysicsSettings;
 use crate::spring::Spring;
 
 const UNSTABLE: egui::Color32 = egui::Color32::from_rgb(255, 90, 80);
@@ -348,6 +348,8 @@ enum SubstepMode {
     Auto,
 }
 
+/// Draws the picked body: its name, its state, its editable rows, and the
+/// springs attached to it.
 fn inspect(ui: &mut egui::Ui, inspector: &mut Inspector) {
     let Some(entity) = inspector.selection.0 else {
         ui.label("Click a body, or pick one in the list.");
@@ -376,25 +378,7 @@ fn inspect(ui: &mut egui::Ui, inspector: &mut Inspector) {
             selection.set_if_neq(Selection(None));
         }
     });
-    let state = if body.is_fixed() {
-        "fixed".to_string()
-    } else if sleeping {
-        "asleep".to_string()
-    } else if dragged {
-        "awake, dragged".to_string()
-    } else {
-        "awake".to_string()
-    };
-    ui.label(mono(if island.is_some() {
-        format!(
-            "{state}; island {}, {} passes, margin {:.2}",
-            island.id(),
-            island.substeps(),
-            island.margin()
-        )
-    } else {
-        state
-    }));
+    ui.label(mono(status(&body, sleeping, dragged, island)));
     let mut woke = false;
 
     // Body: edited as a copy, written back only when it differs.
@@ -403,41 +387,8 @@ fn inspect(ui: &mut egui::Ui, inspector: &mut Inspector) {
     egui::Grid::new("physics_body")
         .num_columns(2)
         .show(ui, |ui| {
-            ui.label("fixed");
-            let mut fixed = edit.is_fixed();
-            ui.checkbox(&mut fixed, "");
-            if fixed != before.is_fixed() {
-                if fixed {
-                    let mass = before.mass();
-                    **last_mass = mass.is_finite().then_some((entity, mass));
-                    edit.inv_mass = 0.0;
-                    edit.velocity = Vec3::ZERO;
-                } else {
-                    let mass = match **last_mass {
-                        Some((e, mass)) if e == entity => mass,
-                        _ => 1.0,
-                    };
-                    edit.inv_mass = 1.0 / mass;
-                }
-            }
-            ui.end_row();
-            ui.label("mass (kg)");
-            if edit.is_fixed() {
-                ui.label("∞");
-            } else {
-                let mut mass = edit.mass();
-                let speed = 0.01 * mass.abs().max(0.01);
-                let response = ui.add(
-                    egui::DragValue::new(&mut mass)
-                        .speed(speed)
-                        .range(1e-4..=1e6)
-                        .clamp_existing_to_range(false),
-                );
-                if response.changed() && mass > 0.0 {
-                    edit.inv_mass = 1.0 / mass;
-                }
-            }
-            ui.end_row();
+            fixed_row(ui, &mut edit, entity, last_mass);
+            mass_row(ui, &mut edit);
             ui.label("position (m)");
             vec3_edit(ui, &mut edit.position, 0.01);
             ui.end_row();
@@ -446,92 +397,9 @@ fn inspect(ui: &mut egui::Ui, inspector: &mut Inspector) {
                 vec3_edit(ui, &mut edit.velocity, 0.01)
             });
             ui.end_row();
-
-            ui.label("damping (1/s)");
-            ui.horizontal(|ui| {
-                let mut has = damping.is_some();
-                ui.checkbox(&mut has, "");
-                match damping {
-                    Some(mut damping) => {
-                        if !has {
-                            commands.entity(entity).remove::<Damping>();
-                            woke = true;
-                        } else {
-                            let mut c = damping.0;
-                            ui.add(
-                                egui::DragValue::new(&mut c)
-                                    .speed(0.01)
-                                    .range(0.0..=1e4)
-                                    .clamp_existing_to_range(false),
-                            );
-                            if c.to_bits() != damping.0.to_bits() {
-                                damping.0 = c;
-                                woke = true;
-                            }
-                        }
-                    }
-                    None if has => {
-                        commands.entity(entity).insert(Damping(0.5));
-                        woke = true;
-                    }
-                    None => {}
-                }
-            });
-            ui.end_row();
-
-            ui.label("substeps");
-            ui.horizontal(|ui| {
-                let mode = if auto {
-                    SubstepMode::Auto
-                } else if substeps.is_some() {
-                    SubstepMode::Count
-                } else {
-                    SubstepMode::Default
-                };
-                let mut new_mode = mode;
-                ui.radio_value(&mut new_mode, SubstepMode::Default, "default");
-                ui.radio_value(&mut new_mode, SubstepMode::Count, "count");
-                ui.radio_value(&mut new_mode, SubstepMode::Auto, "auto");
-                let count = substeps.map_or(2, |s| s.0);
-                let mut new_count = count;
-                if new_mode == SubstepMode::Count {
-                    ui.add(
-                        egui::DragValue::new(&mut new_count)
-                            .range(1..=PhysicsSettings::MAX_SUBSTEPS)
-                            .clamp_existing_to_range(false),
-                    );
-                }
-                if new_mode != mode || new_count != count {
-                    let mut e = commands.entity(entity);
-                    match new_mode {
-                        SubstepMode::Default => {
-                            e.remove::<(Substeps, AutoSubsteps)>();
-                        }
-                        SubstepMode::Count => {
-                            e.remove::<AutoSubsteps>().insert(Substeps(new_count));
-                        }
-                        SubstepMode::Auto => {
-                            e.remove::<Substeps>().insert(AutoSubsteps);
-                        }
-                    }
-                    woke = true;
-                }
-            });
-            ui.end_row();
-
-            ui.label("never sleeps");
-            let mut never = no_sleep;
-            ui.checkbox(&mut never, "")
-                .on_hover_text("SleepingDisabled: keeps the island awake");
-            if never != no_sleep {
-                if never {
-                    commands.entity(entity).insert(SleepingDisabled);
-                } else {
-                    commands.entity(entity).remove::<SleepingDisabled>();
-                }
-                woke = true;
-            }
-            ui.end_row();
+            woke |= damping_row(ui, commands, entity, damping);
+            woke |= substeps_row(ui, commands, entity, substeps, auto);
+            woke |= sleep_row(ui, commands, entity, no_sleep);
         });
     if !same_body(&edit, &before) {
         // A real write: the plugin sees it as the user's (a teleport, and a
@@ -541,8 +409,195 @@ fn inspect(ui: &mut egui::Ui, inspector: &mut Inspector) {
     if woke {
         commands.entity(entity).wake_island();
     }
+    spring_rows(ui, commands, springs, entity);
+}
 
-    // Springs with this body at one end.
+/// The body's state, and its island's when it has one.
+fn status(body: &Body, sleeping: bool, dragged: bool, island: &Island) -> String {
+    let state = if body.is_fixed() {
+        "fixed".to_string()
+    } else if sleeping {
+        "asleep".to_string()
+    } else if dragged {
+        "awake, dragged".to_string()
+    } else {
+        "awake".to_string()
+    };
+    if island.is_some() {
+        format!(
+            "{state}; island {}, {} passes, margin {:.2}",
+            island.id(),
+            island.substeps(),
+            island.margin()
+        )
+    } else {
+        state
+    }
+}
+
+/// Draws the "fixed" row. Fixing a body remembers its mass, so that
+/// unfixing it gives that mass back rather than 1 kg.
+fn fixed_row(
+    ui: &mut egui::Ui,
+    edit: &mut Body,
+    entity: Entity,
+    last_mass: &mut Option<(Entity, f32)>,
+) {
+    ui.label("fixed");
+    let was_fixed = edit.is_fixed();
+    let mut fixed = was_fixed;
+    ui.checkbox(&mut fixed, "");
+    if fixed != was_fixed {
+        if fixed {
+            let mass = edit.mass();
+            *last_mass = mass.is_finite().then_some((entity, mass));
+            edit.inv_mass = 0.0;
+            edit.velocity = Vec3::ZERO;
+        } else {
+            let mass = match *last_mass {
+                Some((e, mass)) if e == entity => mass,
+                _ => 1.0,
+            };
+            edit.inv_mass = 1.0 / mass;
+        }
+    }
+    ui.end_row();
+}
+
+/// Draws the mass row: ∞ for a fixed body, else a field that keeps the
+/// mass positive.
+fn mass_row(ui: &mut egui::Ui, edit: &mut Body) {
+    ui.label("mass (kg)");
+    if edit.is_fixed() {
+        ui.label("∞");
+    } else {
+        let mut mass = edit.mass();
+        let speed = 0.01 * mass.abs().max(0.01);
+        let response = number(ui, &mut mass, f64::from(speed), 1e-4..=1e6);
+        if response.changed() && mass > 0.0 {
+            edit.inv_mass = 1.0 / mass;
+        }
+    }
+    ui.end_row();
+}
+
+/// Draws the damping row: a box that adds or removes [`Damping`], and its
+/// rate. Returns whether the island needs waking.
+fn damping_row(
+    ui: &mut egui::Ui,
+    commands: &mut Commands,
+    entity: Entity,
+    damping: Option<Mut<Damping>>,
+) -> bool {
+    let mut woke = false;
+    ui.label("damping (1/s)");
+    ui.horizontal(|ui| {
+        let mut has = damping.is_some();
+        ui.checkbox(&mut has, "");
+        match damping {
+            Some(mut damping) => {
+                if !has {
+                    commands.entity(entity).remove::<Damping>();
+                    woke = true;
+                } else {
+                    let mut c = damping.0;
+                    number(ui, &mut c, 0.01, 0.0..=1e4);
+                    if c.to_bits() != damping.0.to_bits() {
+                        damping.0 = c;
+                        woke = true;
+                    }
+                }
+            }
+            None if has => {
+                commands.entity(entity).insert(Damping(0.5));
+                woke = true;
+            }
+            None => {}
+        }
+    });
+    ui.end_row();
+    woke
+}
+
+/// Draws the substeps row: the plugin's default, a fixed count, or auto.
+/// Returns whether the island needs waking.
+fn substeps_row(
+    ui: &mut egui::Ui,
+    commands: &mut Commands,
+    entity: Entity,
+    substeps: Option<&Substeps>,
+    auto: bool,
+) -> bool {
+    let mut woke = false;
+    ui.label("substeps");
+    ui.horizontal(|ui| {
+        let mode = if auto {
+            SubstepMode::Auto
+        } else if substeps.is_some() {
+            SubstepMode::Count
+        } else {
+            SubstepMode::Default
+        };
+        let mut new_mode = mode;
+        ui.radio_value(&mut new_mode, SubstepMode::Default, "default");
+        ui.radio_value(&mut new_mode, SubstepMode::Count, "count");
+        ui.radio_value(&mut new_mode, SubstepMode::Auto, "auto");
+        let count = substeps.map_or(2, |s| s.0);
+        let mut new_count = count;
+        if new_mode == SubstepMode::Count {
+            ui.add(
+                egui::DragValue::new(&mut new_count)
+                    .range(1..=PhysicsSettings::MAX_SUBSTEPS)
+                    .clamp_existing_to_range(false),
+            );
+        }
+        if new_mode != mode || new_count != count {
+            let mut e = commands.entity(entity);
+            match new_mode {
+                SubstepMode::Default => {
+                    e.remove::<(Substeps, AutoSubsteps)>();
+                }
+                SubstepMode::Count => {
+                    e.remove::<AutoSubsteps>().insert(Substeps(new_count));
+                }
+                SubstepMode::Auto => {
+                    e.remove::<Substeps>().insert(AutoSubsteps);
+                }
+            }
+            woke = true;
+        }
+    });
+    ui.end_row();
+    woke
+}
+
+/// Draws the "never sleeps" row, which adds or removes
+/// [`SleepingDisabled`]. Returns whether the island needs waking.
+fn sleep_row(ui: &mut egui::Ui, commands: &mut Commands, entity: Entity, no_sleep: bool) -> bool {
+    ui.label("never sleeps");
+    let mut never = no_sleep;
+    ui.checkbox(&mut never, "")
+        .on_hover_text("SleepingDisabled: keeps the island awake");
+    let woke = never != no_sleep;
+    if woke {
+        if never {
+            commands.entity(entity).insert(SleepingDisabled);
+        } else {
+            commands.entity(entity).remove::<SleepingDisabled>();
+        }
+    }
+    ui.end_row();
+    woke
+}
+
+/// Draws the springs with this body at one end, under a heading shown only
+/// when there is one.
+fn spring_rows(
+    ui: &mut egui::Ui,
+    commands: &mut Commands,
+    springs: &Query<(Entity, &Spring), Without<DragPart>>,
+    entity: Entity,
+) {
     let mut any = false;
     for (spring_entity, spring) in springs.iter() {
         if spring.a != entity && spring.b != entity {
@@ -559,41 +614,46 @@ fn inspect(ui: &mut egui::Ui, inspector: &mut Inspector) {
             spring.a
         };
         let mut edit = *spring;
-        let k_speed = 0.01 * edit.stiffness.abs().max(1.0);
         ui.push_id(spring_entity, |ui| {
             ui.label(mono(format!("{spring_entity} to {other}")));
-            ui.horizontal(|ui| {
-                ui.label("k");
-                ui.add(
-                    egui::DragValue::new(&mut edit.stiffness)
-                        .speed(k_speed)
-                        .range(0.0..=f32::MAX)
-                        .clamp_existing_to_range(false),
-                )
-                .on_hover_text("stiffness (N/m)");
-                ui.label("c");
-                ui.add(
-                    egui::DragValue::new(&mut edit.damping)
-                        .speed(0.01)
-                        .range(0.0..=f32::MAX)
-                        .clamp_existing_to_range(false),
-                )
-                .on_hover_text("damping (N·s/m)");
-                ui.label("rest");
-                ui.add(
-                    egui::DragValue::new(&mut edit.rest_length)
-                        .speed(0.005)
-                        .range(0.0..=f32::MAX)
-                        .clamp_existing_to_range(false),
-                )
-                .on_hover_text("rest length (m)");
-            });
+            spring_fields(ui, &mut edit);
         });
         if !same_spring(&edit, spring) {
             // Springs are immutable: the new value replaces the old.
             commands.entity(spring_entity).insert(edit);
         }
     }
+}
+
+/// Draws one spring's stiffness, damping and rest length on one line.
+fn spring_fields(ui: &mut egui::Ui, edit: &mut Spring) {
+    let k_speed = f64::from(0.01 * edit.stiffness.abs().max(1.0));
+    ui.horizontal(|ui| {
+        for (name, value, speed, hover) in [
+            ("k", &mut edit.stiffness, k_speed, "stiffness (N/m)"),
+            ("c", &mut edit.damping, 0.01, "damping (N·s/m)"),
+            ("rest", &mut edit.rest_length, 0.005, "rest length (m)"),
+        ] {
+            ui.label(name);
+            number(ui, value, speed, 0.0..=f64::from(f32::MAX)).on_hover_text(hover);
+        }
+    });
+}
+
+/// A number field dragged at `speed` and kept in `range` when edited; a
+/// value already outside the range is shown as it is, not clamped.
+fn number(
+    ui: &mut egui::Ui,
+    value: &mut f32,
+    speed: f64,
+    range: std::ops::RangeInclusive<f64>,
+) -> egui::Response {
+    ui.add(
+        egui::DragValue::new(value)
+            .speed(speed)
+            .range(range)
+            .clamp_existing_to_range(false),
+    )
 }
 
 fn vec3_edit(ui: &mut egui::Ui, value: &mut Vec3, speed: f64) {

@@ -8,9 +8,9 @@ use bevy::prelude::*;
 
 use super::DebugUiSettings;
 use super::drag::DragPart;
+use crate::PhysicsSettings;
 use crate::body::Body;
 use crate::islands::{AutoSubsteps, Island, Sleeping};
-use crate::schedule::PhysicsSettings;
 
 /// What the panel shows, gathered once per frame after the fixed steps.
 #[derive(Resource, Debug, Clone, Default, PartialEq)]

@@ -13,8 +13,6 @@
 //!
 //! Splitting the step into `k` substeps divides `h` by `k`.
 
-use crate::diagnostics::PhysicsIssue;
-
 /// The stability of one spring: its `ω²` and `γ` for the reduced mass of its
 /// two ends.
 ///
@@ -136,15 +134,6 @@ impl SpringStability {
     /// `ω·h`.
     pub fn omega_h(&self, h: f32) -> f32 {
         self.omega_squared.sqrt() * h
-    }
-
-    /// The warning for a step of `h` split into passes of `pass_h`.
-    pub(crate) fn issue(&self, pass_h: f32, h: f32) -> PhysicsIssue {
-        PhysicsIssue::Unstable {
-            omega_h: self.omega_h(pass_h),
-            gamma_h: self.gamma * pass_h,
-            substeps_needed: self.substeps_needed(h),
-        }
     }
 }
 

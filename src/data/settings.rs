@@ -1,14 +1,8 @@
-//! The system sets and the substep schedule, and the system that runs the
-//! substep passes of one fixed step.
+//! The system sets, the substep schedule, and the step's settings.
 
 use bevy::ecs::change_detection::{CheckChangeTicks, Tick};
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
-
-use crate::constraints::ConstraintSettings;
-use crate::dense::run_pass;
-use crate::forces::Gravity;
-use crate::solver::SolverState;
 
 /// The system sets of the physics step, in the order they run.
 ///
@@ -19,11 +13,10 @@ use crate::solver::SolverState;
 /// 2. [`Step`](Self::Step): one exclusive system that
 ///    - re-admits repaired bodies and springs and rebuilds the solver's dense
 ///      index when bodies or springs were added, removed or changed;
-///    - runs the [`PhysicsSubstep`] schedule once per pass (see
-///      [`PhysicsSettings::substeps`]), or, while no system of yours is in
-///      that schedule, the same passes on the solver's arrays, writing each
-///      [`Body`](crate::Body) once at the end (a *dense* step, bit for bit
-///      the same);
+///    - runs the passes of each group of islands (see
+///      [`PhysicsSettings::substeps`]) on the solver's arrays, writing each
+///      [`Body`](crate::Body) once at the end; systems of yours in the
+///      [`PhysicsSubstep`] sets run between a pass's stages;
 ///    - reports and freezes invalid or non-finite state, and puts resting
 ///      islands to sleep.
 ///
@@ -34,14 +27,20 @@ use crate::solver::SolverState;
 ///
 /// In [`PhysicsSubstep`], chained:
 ///
-/// 4. [`AccumulateForces`](Self::AccumulateForces): spring forces; add your
-///    own forces here, to [`AccumulatedForce`](crate::AccumulatedForce).
-/// 5. [`IntegrateVelocities`](Self::IntegrateVelocities):
-///    `v ← v + h·(g + F·inv_mass)`, then the Padé damping `v ← v / (1 + h·c)`.
-/// 6. [`SolveConstraints`](Self::SolveConstraints): the constraint hook. Systems
-///    here see the new velocities and the old positions, and may change
-///    `Body::velocity`.
-/// 7. [`IntegratePositions`](Self::IntegratePositions): `x ← x + h·v`.
+/// 4. [`AccumulateForces`](Self::AccumulateForces): after the spring
+///    forces; add your own forces here, to
+///    [`AccumulatedForce`](crate::AccumulatedForce) (taken by this pass's
+///    kick).
+/// 5. [`IntegrateVelocities`](Self::IntegrateVelocities): after
+///    `v ← v + h·(g + F·inv_mass)` and the Padé damping `v ← v / (1 + h·c)`.
+/// 6. [`SolveConstraints`](Self::SolveConstraints): the constraint hook,
+///    after the built-in rods and contacts. Systems here see the new
+///    velocities and the old positions, and may change `Body::velocity`.
+/// 7. [`IntegratePositions`](Self::IntegratePositions): after `x ← x + h·v`.
+///
+/// Each set runs after the plugin's own stage of the same name, on the
+/// pass's bodies copied out to their components for it (and read back
+/// after it); see [`PhysicsSubstep`].
 ///
 /// In [`Update`]:
 ///
@@ -93,6 +92,35 @@ pub enum PhysicsSystems {
     Interpolate,
 }
 
+impl PhysicsSystems {
+    /// The four sets of [`PhysicsSubstep`], in the order a pass runs them.
+    ///
+    /// # Example
+    ///
+    /// A system that runs after every stage of every pass:
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_euler_physics::prelude::*;
+    ///
+    /// fn watch(bodies: SubstepBodies<&Body>) {
+    ///     assert!(bodies.iter().all(|body| body.position.is_finite()));
+    /// }
+    ///
+    /// let mut app = App::new();
+    /// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
+    /// for set in PhysicsSystems::SUBSTEP {
+    ///     app.add_systems(PhysicsSubstep, watch.in_set(set));
+    /// }
+    /// ```
+    pub const SUBSTEP: [PhysicsSystems; 4] = [
+        PhysicsSystems::AccumulateForces,
+        PhysicsSystems::IntegrateVelocities,
+        PhysicsSystems::SolveConstraints,
+        PhysicsSystems::IntegratePositions,
+    ];
+}
+
 /// The schedule of one substep pass. [`PhysicsSystems::Step`] runs it
 /// [`PhysicsStep::passes`] times per fixed step, each with step size
 /// [`PhysicsStep::dt`].
@@ -101,16 +129,19 @@ pub enum PhysicsSystems {
 /// multi-threaded one would only add thread wake-ups); the built-in passes
 /// spread large scenes over the compute task pool themselves.
 ///
-/// While it holds only the plugin's own four systems, nothing can look at
-/// a body between passes, and the step runs its passes on the solver's
-/// dense arrays without running this schedule, writing each [`Body`] once
-/// at the end of the fixed step. Adding a system of yours here makes every
-/// pass keep the components current for it, which costs more per body;
-/// forces that are the same for every pass of a fixed step are cheaper in
-/// a system in `FixedUpdate` before [`PhysicsSystems::Step`] (an
-/// [`AccumulatedForce`] written there acts on the first pass; a
-/// [`ConstantForce`] acts on every pass). The results are the same bit
-/// for bit either way.
+/// Every pass runs on the solver's arrays. While this schedule holds no
+/// system of yours, the step does not run it at all, and writes each
+/// [`Body`] once at the end of the fixed step. With systems of yours in
+/// one of the four sets, the pass copies its bodies out to their
+/// components before that set and reads them back after it (with the
+/// forces your systems added to [`AccumulatedForce`]), which costs more per
+/// body; sets without systems of yours cost nothing. Forces that are the
+/// same for every pass of a fixed step are cheaper in a system in
+/// `FixedUpdate` before [`PhysicsSystems::Step`] (an [`AccumulatedForce`]
+/// written there acts on the first pass; a [`ConstantForce`] acts on every
+/// pass). The results are the same bit for bit either way. A system of
+/// yours here in none of the four sets runs at some point of the pass; the
+/// pass then copies around every stage for it.
 ///
 /// [`Body`]: crate::Body
 /// [`AccumulatedForce`]: crate::AccumulatedForce
@@ -187,6 +218,9 @@ pub struct PhysicsSettings {
     pub interpolate: bool,
 }
 
+/// [`Radius::MAX`](crate::Radius::MAX), here for the issue messages.
+pub(crate) const MAX_RADIUS: f32 = 1.0e4;
+
 impl PhysicsSettings {
     /// The largest substep count the step accepts.
     pub const MAX_SUBSTEPS: u32 = 256;
@@ -200,6 +234,22 @@ impl PhysicsSettings {
     /// ```
     pub fn passes(&self) -> u32 {
         self.substeps.clamp(1, Self::MAX_SUBSTEPS)
+    }
+
+    /// The most passes a fixed step of `timestep` can be cut into: each
+    /// pass is a whole number of nanoseconds (as `Time<Fixed>` counts), at
+    /// least one. An island asking for more passes gets this many, with a
+    /// warning.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bevy_euler_physics::prelude::*;
+    /// assert_eq!(PhysicsSettings::most_passes(Duration::from_nanos(100)), 100);
+    /// assert_eq!(PhysicsSettings::most_passes(Duration::from_secs(1)), PhysicsSettings::MAX_SUBSTEPS);
+    /// ```
+    pub fn most_passes(timestep: core::time::Duration) -> u32 {
+        let nanos = u32::try_from(timestep.as_nanos()).unwrap_or(u32::MAX);
+        nanos.clamp(1, Self::MAX_SUBSTEPS)
     }
 
     /// `max_auto_substeps` as used: clamped to `1..=MAX_SUBSTEPS`.
@@ -313,76 +363,3 @@ impl PhysicsStep {
         self.pass == 0
     }
 }
-
-/// Present when the physics step runs in another schedule than
-/// `FixedUpdate` (rollback): the `FixedUpdate` step then stands down.
-#[derive(Resource, Debug, Clone, Copy, Default)]
-pub(crate) struct SteppedElsewhere;
-
-/// The plugin's bookkeeping at the start of a fixed step (single-threaded).
-#[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct StepStart;
-
-/// The plugin's reports at the end of a fixed step (single-threaded).
-#[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct StepEnd;
-
-/// [`PhysicsSystems::Step`]: [`StepStart`], then [`PhysicsSubstep`] once per
-/// pass of each group of islands, then [`StepEnd`].
-pub(crate) fn run_step(world: &mut World) {
-    // With no system of the user's in the substep schedule, nothing looks at
-    // the bodies between passes: the passes run on the solver's arrays.
-    let dense = world
-        .resource::<Schedules>()
-        .get(PhysicsSubstep)
-        // The graph's count: it follows systems added or removed since the
-        // schedule last ran (which a dense step never does).
-        .is_none_or(|schedule| schedule.graph().systems.len() <= OWN_SUBSTEP_SYSTEMS);
-    world.resource_mut::<SolverState>().dense = dense;
-    world.run_schedule(StepStart);
-    let timestep = world.resource::<Time<Fixed>>().timestep();
-    let groups = world.resource::<SolverState>().groups.len();
-    let dense = dense.then(|| {
-        (
-            Vec3A::from(world.resource::<Gravity>().0),
-            *world.resource::<PhysicsSettings>(),
-            *world.resource::<ConstraintSettings>(),
-        )
-    });
-    for group in 0..groups {
-        let passes = world.resource::<SolverState>().groups[group].passes;
-        // `timestep / passes` in whole nanoseconds, as `Time<Fixed>` would
-        // hold it: a pass of h/k is then the same as a fixed step of h/k.
-        let dt = if passes == 1 {
-            timestep.as_secs_f32()
-        } else {
-            (timestep / passes).as_secs_f32()
-        };
-        for pass in 0..passes {
-            let mut step = world.resource_mut::<PhysicsStep>();
-            *step = PhysicsStep {
-                dt,
-                pass,
-                passes,
-                group: group as u32,
-                ..*step
-            };
-            match &dense {
-                Some((g, settings, constraints)) => run_pass(
-                    &mut world.resource_mut::<SolverState>(),
-                    group,
-                    dt,
-                    pass == 0,
-                    *g,
-                    settings,
-                    constraints,
-                ),
-                None => world.run_schedule(PhysicsSubstep),
-            }
-        }
-    }
-    world.run_schedule(StepEnd);
-}
-
-/// The plugin's own systems in [`PhysicsSubstep`].
-pub(crate) const OWN_SUBSTEP_SYSTEMS: usize = 4;

@@ -1,0 +1,282 @@
+//! [`Body`] and [`Damping`]; the maths of a pass is in the public
+//! [`body`](crate::body) module's docs.
+
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
+use bevy::prelude::*;
+
+use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
+use crate::data::forces::AccumulatedForce;
+use crate::data::islands::{RestTime, Sleeping};
+use crate::data::issues::PhysicsError;
+use crate::data::requests::{
+    AnchorAsleep, BodyIndex, Island, WakeCause, WakeTarget, mark_dirty, request,
+};
+
+/// A point mass: the physics state of an entity.
+///
+/// `inv_mass == 0` makes a fixed body: forces, gravity and springs never move
+/// it, but your code may (write `position` to drag it; a spring's damping
+/// sees the `velocity` you give it). Positions live here, not in
+/// [`Transform`]: the plugin writes `Transform::translation` from the body
+/// every frame (see [`PhysicsSystems::Interpolate`](crate::PhysicsSystems)),
+/// so write the body, not the transform. Writing `position` between fixed
+/// steps is a teleport: the body is drawn there at once, with no streak.
+///
+/// A body gets a [`Transform`] at its position, an [`AccumulatedForce`] and a
+/// [`PositionHistory`] when it is spawned.
+///
+/// Default: a 1 kg body at rest at the origin.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn setup(mut commands: Commands) {
+///     let anchor = commands.spawn(Body::fixed(Vec3::new(0.0, 2.0, 0.0))).id();
+///     let bob = commands
+///         .spawn(Body::new(2.0).with_position(Vec3::new(0.5, 1.0, 0.0)))
+///         .id();
+///     commands.spawn(Spring::new(anchor, bob, 1.0, 200.0));
+/// }
+/// # App::new().add_systems(Startup, setup);
+/// ```
+///
+/// # Invalid values
+///
+/// A body with a negative, zero or non-finite mass, or a non-finite position
+/// or velocity, is reported once (a `warn!` log and a
+/// [`PhysicsWarning`](crate::PhysicsWarning)), gets a
+/// [`PhysicsError`](crate::PhysicsError), and is left out of the step until you fix it.
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[require(
+    Transform,
+    AccumulatedForce,
+    PositionHistory,
+    BodyIndex,
+    Island,
+    RestTime
+)]
+#[component(on_insert = on_body_insert, on_remove = on_body_remove)]
+pub struct Body {
+    /// Position in world space, in metres.
+    pub position: Vec3,
+    /// Velocity in metres per second.
+    pub velocity: Vec3,
+    /// `1 / mass` in 1/kg; `0` for a fixed body.
+    pub inv_mass: f32,
+}
+
+impl Default for Body {
+    fn default() -> Self {
+        Self::new(1.0)
+    }
+}
+
+impl Body {
+    /// A dynamic body of `mass` kilograms at rest at the origin.
+    ///
+    /// `mass` must be positive and finite; any other value is reported and
+    /// the body left out of the step (use [`Body::fixed`] for an immovable
+    /// body).
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// let body = Body::new(4.0);
+    /// assert_eq!(body.inv_mass, 0.25);
+    /// assert_eq!(body.mass(), 4.0);
+    /// ```
+    pub fn new(mass: f32) -> Self {
+        Self {
+            position: Vec3::ZERO,
+            velocity: Vec3::ZERO,
+            inv_mass: 1.0 / mass,
+        }
+    }
+
+    /// A fixed body at `position`: infinite mass, moved only by your code.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let anchor = Body::fixed(Vec3::Y);
+    /// assert!(anchor.is_fixed());
+    /// ```
+    pub const fn fixed(position: Vec3) -> Self {
+        Self {
+            position,
+            velocity: Vec3::ZERO,
+            inv_mass: 0.0,
+        }
+    }
+
+    /// The same body at `position`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(Body::new(1.0).with_position(Vec3::X).position, Vec3::X);
+    /// ```
+    pub const fn with_position(mut self, position: Vec3) -> Self {
+        self.position = position;
+        self
+    }
+
+    /// The same body moving at `velocity`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(Body::new(1.0).with_velocity(Vec3::Y).velocity, Vec3::Y);
+    /// ```
+    pub const fn with_velocity(mut self, velocity: Vec3) -> Self {
+        self.velocity = velocity;
+        self
+    }
+
+    /// The mass in kilograms; infinite for a fixed body.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(Body::fixed(Vec3::ZERO).mass(), f32::INFINITY);
+    /// ```
+    pub fn mass(&self) -> f32 {
+        1.0 / self.inv_mass
+    }
+
+    /// Whether this body is fixed (`inv_mass == 0`).
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert!(!Body::new(1.0).is_fixed());
+    /// ```
+    pub fn is_fixed(&self) -> bool {
+        self.inv_mass == 0.0
+    }
+
+    /// Whether forces move this body: `inv_mass` is positive and finite.
+    pub(crate) fn is_dynamic(&self) -> bool {
+        self.inv_mass > 0.0 && self.inv_mass.is_finite()
+    }
+
+    /// Momentum `m·v` in kg·m/s (zero for a fixed body).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(Body::new(2.0).with_velocity(Vec3::X).momentum(), Vec3::new(2.0, 0.0, 0.0));
+    /// ```
+    pub fn momentum(&self) -> Vec3 {
+        if self.is_dynamic() {
+            self.velocity / self.inv_mass
+        } else {
+            Vec3::ZERO
+        }
+    }
+
+    /// Kinetic energy `½·m·|v|²` in joules (zero for a fixed body).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(Body::new(2.0).with_velocity(Vec3::X * 3.0).kinetic_energy(), 9.0);
+    /// ```
+    pub fn kinetic_energy(&self) -> f32 {
+        if self.is_dynamic() {
+            0.5 * self.velocity.length_squared() / self.inv_mass
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Linear damping `c`, in 1/s: the body loses velocity as `dv/dt = −c·v`,
+/// integrated as `v ← v / (1 + h·c)` after the force kick (see the
+/// [module docs](crate::body)). Stable for any step and any `c ≥ 0`; under
+/// gravity alone the body reaches the terminal speed `|g| / c` exactly.
+///
+/// Default: 0 (no damping; a body without the component is undamped).
+/// Negative or non-finite values are reported and the body left out of the
+/// step until fixed.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_leaf(mut commands: Commands) {
+///     // Falls at |g| / 4 ≈ 2.45 m/s at most.
+///     commands.spawn((Body::new(0.01), Damping(4.0)));
+/// }
+/// # App::new().add_systems(Startup, spawn_leaf);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+pub struct Damping(pub f32);
+
+impl Damping {
+    /// Whether `c` is finite and not negative.
+    pub(crate) fn is_valid(self) -> bool {
+        self.0 >= 0.0 && self.0.is_finite()
+    }
+}
+
+fn on_body_insert(mut world: DeferredWorld, ctx: HookContext) {
+    let Some(body) = world.get::<Body>(ctx.entity).copied() else {
+        return;
+    };
+    // A new or re-inserted body is drawn where it is, with no history.
+    if let Some(mut history) = world.get_mut::<PositionHistory>(ctx.entity) {
+        *history = PositionHistory::at(body.position);
+    }
+    if body.position.is_finite()
+        && !world.entity(ctx.entity).contains::<TransformSyncDisabled>()
+        && let Some(mut transform) = world.get_mut::<Transform>(ctx.entity)
+    {
+        transform.translation = body.position;
+    }
+    mark_dirty(world, ctx);
+}
+
+/// A body left: its island (if asleep) wakes, and may split. The entity
+/// keeps the plugin's other components, but no slot: nothing of it (its
+/// forces, its damping) is stepped until it has a `Body` again.
+fn on_body_remove(mut world: DeferredWorld, ctx: HookContext) {
+    let island = world.get::<Island>(ctx.entity).copied();
+    let fixed = world.get::<Body>(ctx.entity).is_some_and(Body::is_fixed);
+    if let Some(mut index) = world.get_mut::<BodyIndex>(ctx.entity) {
+        *index = BodyIndex::NONE;
+    }
+    if let Some(mut island) = world.get_mut::<Island>(ctx.entity) {
+        *island = Island::NONE;
+    }
+    request(&mut world, |requests| {
+        requests.dirty = true;
+        if fixed {
+            requests.wake(
+                WakeTarget::Anchor(ctx.entity),
+                WakeCause::BodyRemoved(ctx.entity),
+            );
+        }
+        if let Some(island) = island.filter(Island::is_some) {
+            requests.wake(
+                WakeTarget::Island(island.id()),
+                WakeCause::BodyRemoved(ctx.entity),
+            );
+        }
+    });
+}
+
+/// The bodies a step moves: with a `Body`, neither left out for an error
+/// nor asleep (nor a fixed body that only sleeping islands hang from).
+pub(crate) type Stepped = (
+    With<Body>,
+    Without<PhysicsError>,
+    Without<Sleeping>,
+    Without<AnchorAsleep>,
+);

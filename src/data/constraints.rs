@@ -1,0 +1,253 @@
+//! The built-in constraints' data: rods ([`DistanceConstraint`]), round
+//! bodies ([`Radius`]), planes ([`GroundPlane`]) and
+//! [`ConstraintSettings`]. How they are solved is in the public
+//! [`constraints`](crate::constraints) module's docs.
+
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
+use bevy::prelude::*;
+
+use crate::data::requests::{WakeCause, WakeTarget, mark_dirty, request};
+
+/// A rigid rod: keeps bodies `a` and `b` at `length` from each other.
+/// Its own entity, like a [`Spring`](crate::Spring).
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_pendulum(mut commands: Commands) {
+///     let pivot = commands.spawn(Body::fixed(Vec3::Y)).id();
+///     let bob = commands.spawn(Body::new(1.0).with_position(Vec3::X)).id();
+///     // As long as the bob is from the pivot now: √2.
+///     commands.spawn(DistanceConstraint::new(pivot, bob, 2.0_f32.sqrt()));
+/// }
+/// # App::new().add_systems(Startup, spawn_pendulum);
+/// ```
+///
+/// Like a spring, a rod is an immutable component: insert a new value to
+/// change it (its hooks tell the step at once).
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(immutable, on_insert = wake_ends, on_discard = wake_ends)]
+pub struct DistanceConstraint {
+    /// One end.
+    pub a: Entity,
+    /// The other end.
+    pub b: Entity,
+    /// The distance kept, in metres.
+    pub length: f32,
+}
+
+impl DistanceConstraint {
+    /// A rod of `length` between `a` and `b`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let rod = DistanceConstraint::new(Entity::PLACEHOLDER, Entity::PLACEHOLDER, 0.5);
+    /// assert_eq!(rod.length, 0.5);
+    /// ```
+    pub const fn new(a: Entity, b: Entity, length: f32) -> Self {
+        Self { a, b, length }
+    }
+}
+
+/// The radius of a round body, in metres: with it, the body touches
+/// [`GroundPlane`]s. A radius that is negative, not finite or above
+/// [`Radius::MAX`] is reported once and the body has no contacts.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_ball(mut commands: Commands) {
+///     commands.spawn((Body::new(1.0).with_position(Vec3::Y * 2.0), Radius(0.25)));
+/// }
+/// # App::new().add_systems(Startup, spawn_ball);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(on_insert = wake_body, on_discard = wake_body)]
+pub struct Radius(pub f32);
+
+impl Radius {
+    /// The largest radius the step accepts: 10 km. No body of a game is
+    /// larger, and a radius far beyond the scene (`Radius(1e30)`) would put
+    /// the body that deep in the ground and throw it out at that speed.
+    ///
+    /// ```
+    /// use bevy_euler_physics::prelude::*;
+    /// assert!(Radius(0.5).0 <= Radius::MAX);
+    /// ```
+    pub const MAX: f32 = crate::data::settings::MAX_RADIUS;
+}
+
+/// A plane with solid ground behind it: the half-space `normal · x < offset`
+/// (the ground, a wall, a ramp) that bodies
+/// with a [`Radius`] stay out of. Its own entity; as many as you like.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_room(mut commands: Commands) {
+///     commands.spawn(GroundPlane::horizontal(0.0));
+///     // A wall at x = 5, solid beyond it.
+///     commands.spawn(GroundPlane::new(Vec3::NEG_X, -5.0).with_friction(0.1));
+/// }
+/// # App::new().add_systems(Startup, spawn_room);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(on_insert = wake_all, on_discard = wake_all)]
+pub struct GroundPlane {
+    /// The outward normal (normalised when used; a zero or non-finite
+    /// normal disables the plane).
+    pub normal: Vec3,
+    /// Points with `normal · x ≥ offset` are outside.
+    pub offset: f32,
+    /// Restitution `e` in `[0, 1]`: the share of the approach speed a body
+    /// bounces back with.
+    pub restitution: f32,
+    /// Coulomb friction coefficient `μ ≥ 0`.
+    pub friction: f32,
+}
+
+impl GroundPlane {
+    /// A half-space with the given outward normal and offset, restitution
+    /// 0.2 and friction 0.6.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let wall = GroundPlane::new(Vec3::X, -3.0);
+    /// assert_eq!(wall.friction, 0.6);
+    /// ```
+    pub const fn new(normal: Vec3, offset: f32) -> Self {
+        Self {
+            normal,
+            offset,
+            restitution: 0.2,
+            friction: 0.6,
+        }
+    }
+
+    /// The ground `y ≥ height`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(GroundPlane::horizontal(1.0).normal, Vec3::Y);
+    /// ```
+    pub const fn horizontal(height: f32) -> Self {
+        Self::new(Vec3::Y, height)
+    }
+
+    /// With restitution `e` (clamped to `[0, 1]` when used).
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(GroundPlane::horizontal(0.0).with_restitution(0.8).restitution, 0.8);
+    /// ```
+    pub const fn with_restitution(mut self, restitution: f32) -> Self {
+        self.restitution = restitution;
+        self
+    }
+
+    /// With friction coefficient `μ` (negative reads as 0).
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(GroundPlane::horizontal(0.0).with_friction(0.0).friction, 0.0);
+    /// ```
+    pub const fn with_friction(mut self, friction: f32) -> Self {
+        self.friction = friction;
+        self
+    }
+}
+
+/// How the built-in constraints are solved.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// App::new()
+///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     // Stiffer ragdolls: more rounds per pass.
+///     .insert_resource(ConstraintSettings { iterations: 8, ..default() });
+/// ```
+#[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Resource, Default, Debug, PartialEq, Clone)]
+pub struct ConstraintSettings {
+    /// Rounds of sequential impulses per pass. Default: 4.
+    pub iterations: u32,
+    /// The share `β` of a position error corrected per pass (Baumgarte).
+    /// Default: 0.2.
+    pub position_bias: f32,
+    /// Approach speed (m/s) below which contacts do not bounce, so resting
+    /// bodies stay at rest. Default: 0.5.
+    pub bounce_threshold: f32,
+}
+
+impl ConstraintSettings {
+    /// `position_bias` as used: clamped to `[0, 1]`, and NaN or infinite
+    /// read as the default 0.2.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// let s = ConstraintSettings { position_bias: f32::NAN, ..Default::default() };
+    /// assert_eq!(s.bias(), 0.2);
+    /// ```
+    pub fn bias(&self) -> f32 {
+        if self.position_bias.is_finite() {
+            self.position_bias.clamp(0.0, 1.0)
+        } else {
+            0.2
+        }
+    }
+}
+
+impl Default for ConstraintSettings {
+    fn default() -> Self {
+        Self {
+            iterations: 4,
+            position_bias: 0.2,
+            bounce_threshold: 0.5,
+        }
+    }
+}
+
+/// Hook: a rod was added, replaced or removed; its ends' islands wake.
+fn wake_ends(mut world: DeferredWorld, ctx: HookContext) {
+    let Some(rod) = world.get::<DistanceConstraint>(ctx.entity).copied() else {
+        return;
+    };
+    request(&mut world, |requests| {
+        for end in [rod.a, rod.b] {
+            requests.wake(
+                WakeTarget::Body(end),
+                WakeCause::ConstraintChanged(ctx.entity),
+            );
+        }
+    });
+}
+
+/// Hook: a radius was added, replaced or removed; its body's island wakes.
+fn wake_body(mut world: DeferredWorld, ctx: HookContext) {
+    request(&mut world, |requests| {
+        requests.wake(
+            WakeTarget::Body(ctx.entity),
+            WakeCause::ConstraintChanged(ctx.entity),
+        );
+    });
+    mark_dirty(world, ctx);
+}
+
+/// Hook: a plane was added, replaced or removed; every island wakes.
+fn wake_all(mut world: DeferredWorld, ctx: HookContext) {
+    request(&mut world, |requests| {
+        requests.wake(WakeTarget::All, WakeCause::ConstraintChanged(ctx.entity));
+    });
+}

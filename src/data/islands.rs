@@ -1,0 +1,344 @@
+//! The islands' components, settings and messages; what islands are is in
+//! the public [`islands`](crate::islands) module's docs.
+
+use bevy::ecs::change_detection::Tick;
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
+use bevy::prelude::*;
+
+use crate::data::forces::AccumulatedForce;
+use crate::data::requests::{SolverRequests, WakeCause, WakeTarget, mark_dirty, request};
+
+/// Runs this body's island with `k` passes of `h / k` per fixed step.
+///
+/// An island takes the largest count among its bodies; bodies without it
+/// follow [`PhysicsSettings::substeps`](crate::PhysicsSettings::substeps)
+/// (or the automatic count, see [`AutoSubsteps`]). Changing it takes effect
+/// from the next fixed step. `Substeps(0)` is read as 1 and counts above
+/// [`PhysicsSettings::MAX_SUBSTEPS`](crate::PhysicsSettings::MAX_SUBSTEPS)
+/// are clamped, each with one warning.
+///
+/// `k` passes of `h / k` give the same state, bit for bit, as `k` fixed
+/// steps of `h / k` without substeps.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_stiff(mut commands: Commands) {
+///     commands.spawn((Body::new(0.1), Substeps(8)));
+/// }
+/// # App::new().add_systems(Startup, spawn_stiff);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(on_insert = mark_dirty, on_remove = mark_dirty)]
+pub struct Substeps(pub u32);
+
+/// Lets the plugin choose this body's island's substep count: the smallest
+/// that keeps the island's [`Island::load`] at or below
+/// [`PhysicsSettings::stability_target`](crate::PhysicsSettings::stability_target),
+/// up to [`PhysicsSettings::max_auto_substeps`](crate::PhysicsSettings::max_auto_substeps).
+///
+/// An explicit [`Substeps`] in the same island is a floor. Read the chosen
+/// count from [`Island::substeps`].
+/// [`PhysicsSettings::auto_substeps`](crate::PhysicsSettings::auto_substeps)
+/// makes this the default for every island.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn(mut commands: Commands) {
+///     commands.spawn((Body::new(0.05), AutoSubsteps));
+/// }
+/// # App::new().add_systems(Startup, spawn);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[component(on_insert = mark_dirty, on_remove = mark_dirty)]
+pub struct AutoSubsteps;
+
+/// How long this body's island has been resting (every body slower than
+/// its sleep threshold), in seconds of simulated time; 0 while it moves or
+/// sleeps. Read-only: the plugin writes it. It is part of the state a
+/// snapshot or a rollback restores, since it decides when the island sleeps.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn almost_asleep(bodies: Query<(Entity, &RestTime)>, sleep: Res<SleepSettings>) {
+///     for (entity, rest) in &bodies {
+///         if rest.seconds() > 0.8 * sleep.time_to_sleep {
+///             debug!("{entity} is about to sleep");
+///         }
+///     }
+/// }
+/// # App::new().add_systems(Update, almost_asleep);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+pub struct RestTime(pub(crate) f32);
+
+impl RestTime {
+    /// The resting time in seconds.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(RestTime::default().seconds(), 0.0);
+    /// ```
+    pub fn seconds(&self) -> f32 {
+        self.0
+    }
+}
+
+/// Marks a body whose island is asleep. Set and removed by the plugin; put an
+/// island to sleep or wake it with [`IslandCommands`].
+///
+/// A sleeping body has no [`AccumulatedForce`](crate::AccumulatedForce):
+/// systems that add to every body's accumulated force skip it, and so
+/// spend nothing on it. To push a sleeping body, insert an
+/// `AccumulatedForce` or a [`ConstantForce`](crate::ConstantForce) (either
+/// wakes its island), or write its velocity. It gets its `AccumulatedForce`
+/// back when it wakes.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn count_asleep(asleep: Query<(), With<Sleeping>>) {
+///     info!("{} bodies asleep", asleep.iter().count());
+/// }
+/// # App::new().add_systems(Update, count_asleep);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[component(on_insert = mark_dirty, on_remove = on_sleeping_remove)]
+pub struct Sleeping {
+    /// When the island fell asleep: changes after it are the user's.
+    #[reflect(ignore)]
+    pub(crate) since: Tick,
+}
+
+/// Keeps this body's island awake. Removing it lets the island sleep again.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_player(mut commands: Commands) {
+///     commands.spawn((Body::new(70.0), SleepingDisabled));
+/// }
+/// # App::new().add_systems(Startup, spawn_player);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[component(on_insert = wake_on_sleeping_disabled, on_remove = mark_dirty)]
+pub struct SleepingDisabled;
+
+/// This body's speed threshold for sleeping, in m/s, instead of
+/// [`SleepSettings::speed_threshold`]. A negative or non-finite value is
+/// read as 0 (the body never counts as resting), with one warning.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_jittery(mut commands: Commands) {
+///     commands.spawn((Body::new(1.0), SleepThreshold(0.2)));
+/// }
+/// # App::new().add_systems(Startup, spawn_jittery);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(on_insert = mark_dirty, on_remove = mark_dirty)]
+pub struct SleepThreshold(pub f32);
+
+/// When islands fall asleep.
+///
+/// An island sleeps once every body in it has been slower than its
+/// threshold for `time_to_sleep` seconds of simulated time, unless one of
+/// them has [`SleepingDisabled`]. Negative or non-finite values are read as
+/// 0 with one warning.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// App::new()
+///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     .insert_resource(SleepSettings { time_to_sleep: 1.0, ..default() });
+/// ```
+#[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Resource, Default, Debug, PartialEq, Clone)]
+pub struct SleepSettings {
+    /// Whether islands may sleep at all. Default: true.
+    pub enabled: bool,
+    /// Speed below which a body counts as resting, in m/s. Default: 0.05.
+    pub speed_threshold: f32,
+    /// How long an island must rest before it sleeps, in seconds.
+    /// Default: 0.5.
+    pub time_to_sleep: f32,
+}
+
+impl Default for SleepSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            speed_threshold: 0.05,
+            time_to_sleep: 0.5,
+        }
+    }
+}
+
+impl SleepSettings {
+    /// `speed_threshold` as used: negative or non-finite reads as 0.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// let s = SleepSettings { speed_threshold: -1.0, ..Default::default() };
+    /// assert_eq!(s.threshold(), 0.0);
+    /// ```
+    pub fn threshold(&self) -> f32 {
+        sanitize(self.speed_threshold)
+    }
+
+    /// `time_to_sleep` as used: negative or non-finite reads as 0.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// let s = SleepSettings { time_to_sleep: f32::NAN, ..Default::default() };
+    /// assert_eq!(s.sleep_time(), 0.0);
+    /// ```
+    pub fn sleep_time(&self) -> f32 {
+        sanitize(self.time_to_sleep)
+    }
+}
+
+pub(crate) fn sanitize(x: f32) -> f32 {
+    if x.is_finite() && x > 0.0 { x } else { 0.0 }
+}
+
+/// Sent when a sleeping island wakes.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn log_wakes(mut woke: MessageReader<IslandWoke>) {
+///     for wake in woke.read() {
+///         info!("{} bodies woke: {:?}", wake.bodies.len(), wake.cause);
+///     }
+/// }
+/// # App::new().add_systems(Update, log_wakes);
+/// ```
+#[derive(Message, Reflect, Debug, Clone, PartialEq)]
+#[reflect(Debug, PartialEq, Clone)]
+pub struct IslandWoke {
+    /// The island's bodies.
+    pub bodies: Vec<Entity>,
+    /// What woke it (the first cause found, when several did).
+    pub cause: WakeCause,
+}
+
+/// Sent when an island falls asleep.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn log_sleeps(mut slept: MessageReader<IslandSlept>) {
+///     for sleep in slept.read() {
+///         info!("{} bodies fell asleep", sleep.bodies.len());
+///     }
+/// }
+/// # App::new().add_systems(Update, log_sleeps);
+/// ```
+#[derive(Message, Reflect, Debug, Clone, PartialEq)]
+#[reflect(Debug, PartialEq, Clone)]
+pub struct IslandSlept {
+    /// The island's bodies.
+    pub bodies: Vec<Entity>,
+}
+
+/// Commands that put a body's island to sleep or wake it. Both take effect
+/// at the start of the next fixed step.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// #[derive(Resource)]
+/// struct Paused(bool);
+///
+/// fn freeze_when_paused(
+///     paused: Res<Paused>,
+///     bodies: Query<Entity, With<Body>>,
+///     mut commands: Commands,
+/// ) {
+///     if paused.is_changed() {
+///         for body in &bodies {
+///             if paused.0 {
+///                 commands.entity(body).sleep_island();
+///             } else {
+///                 commands.entity(body).wake_island();
+///             }
+///         }
+///     }
+/// }
+/// # App::new().add_systems(Update, freeze_when_paused);
+/// ```
+pub trait IslandCommands {
+    /// Wakes the island of this body (announced with
+    /// [`WakeCause::Command`]).
+    fn wake_island(&mut self) -> &mut Self;
+    /// Puts the island of this body to sleep, however fast it moves, unless
+    /// one of its bodies has [`SleepingDisabled`].
+    fn sleep_island(&mut self) -> &mut Self;
+}
+
+impl IslandCommands for EntityCommands<'_> {
+    fn wake_island(&mut self) -> &mut Self {
+        let id = self.id();
+        // Queued on the world, not the entity: a body despawned earlier in
+        // the same command queue is no error here (the request then finds
+        // nothing to wake).
+        self.commands_mut().queue(move |world: &mut World| {
+            if let Some(mut requests) = world.get_resource_mut::<SolverRequests>() {
+                requests.wake(WakeTarget::Body(id), WakeCause::Command(id));
+            }
+        });
+        self
+    }
+
+    fn sleep_island(&mut self) -> &mut Self {
+        let id = self.id();
+        self.commands_mut().queue(move |world: &mut World| {
+            if let Some(mut requests) = world.get_resource_mut::<SolverRequests>() {
+                requests.sleeps.push(id);
+                requests.dirty = true;
+            }
+        });
+        self
+    }
+}
+
+fn wake_on_sleeping_disabled(mut world: DeferredWorld, ctx: HookContext) {
+    request(&mut world, |requests| {
+        requests.wake(
+            WakeTarget::Body(ctx.entity),
+            WakeCause::SleepingDisabled(ctx.entity),
+        );
+    });
+}
+
+/// Hook: a body woke. It gets its [`AccumulatedForce`](crate::AccumulatedForce)
+/// back (sleeping bodies have none).
+fn on_sleeping_remove(mut world: DeferredWorld, ctx: HookContext) {
+    world
+        .commands()
+        .entity(ctx.entity)
+        .try_insert_if_new(AccumulatedForce::default());
+    mark_dirty(world, ctx);
+}

@@ -1,0 +1,247 @@
+//! The issue types: [`PhysicsIssue`], [`PhysicsError`], [`PhysicsWarning`].
+//! What is checked and when is in the public
+//! [`diagnostics`](crate::diagnostics) module's docs.
+
+use core::fmt;
+
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
+use bevy::prelude::*;
+
+use crate::data::requests::{BodyIndex, Island, mark_dirty};
+use crate::data::settings::PhysicsSettings;
+
+/// What is wrong with a body or a spring.
+///
+/// Its `Display` is the sentence the plugin logs.
+///
+/// ```
+/// use bevy_euler_physics::PhysicsIssue;
+/// let issue = PhysicsIssue::InvalidMass { inv_mass: -1.0 };
+/// assert!(issue.to_string().contains("negative"));
+/// ```
+#[derive(Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Debug, PartialEq, Clone)]
+pub enum PhysicsIssue {
+    /// `Body::inv_mass` is negative, infinite (a zero mass) or NaN.
+    InvalidMass {
+        /// The offending `inv_mass`.
+        inv_mass: f32,
+    },
+    /// The body's position or velocity is not finite, or so large that the
+    /// next step overflows. Recorded as it was found; the body stays out of
+    /// the step until its state is written anew.
+    NonFinite {
+        /// The position when found.
+        position: Vec3,
+        /// The velocity when found.
+        velocity: Vec3,
+    },
+    /// [`Damping`] is negative or not finite.
+    InvalidDamping {
+        /// The offending damping.
+        damping: f32,
+    },
+    /// A spring or constraint end names an entity that does not exist (never
+    /// did, or was despawned).
+    MissingEndpoint {
+        /// The missing end.
+        endpoint: Entity,
+    },
+    /// A spring or constraint end names an entity without a [`Body`].
+    EndpointWithoutBody {
+        /// The end without a body.
+        endpoint: Entity,
+    },
+    /// A spring or constraint joins a body to itself.
+    SelfSpring,
+    /// A distance constraint's length is negative or not finite.
+    InvalidLength {
+        /// The offending length.
+        length: f32,
+    },
+    /// A body's [`Radius`](crate::Radius) is negative, not finite or above
+    /// [`Radius::MAX`](crate::Radius::MAX); the body has no contacts until
+    /// it is fixed.
+    InvalidRadius {
+        /// The offending radius.
+        radius: f32,
+    },
+    /// A spring's stiffness is negative or not finite.
+    InvalidStiffness {
+        /// The offending stiffness.
+        stiffness: f32,
+    },
+    /// A spring's damping is negative or not finite.
+    InvalidSpringDamping {
+        /// The offending damping.
+        damping: f32,
+    },
+    /// A spring's rest length is negative or not finite.
+    InvalidRestLength {
+        /// The offending rest length.
+        rest_length: f32,
+    },
+    /// The island of this spring (its stiffest) is past the stability limit
+    /// of semi-implicit Euler at its pass step: a warning only, the island
+    /// stays in the step (and will gain energy). See
+    /// [`Island::load`](crate::Island::load).
+    Unstable {
+        /// `ω·h` of the island's fastest mode (a bound) for the pass step
+        /// `h`.
+        omega_h: f32,
+        /// `γ·h` (a bound) for the pass step `h`.
+        gamma_h: f32,
+        /// The total substep count that would make the island stable.
+        substeps_needed: u32,
+    },
+    /// A body's [`Substeps`](crate::Substeps) is 0 or above
+    /// [`PhysicsSettings::MAX_SUBSTEPS`]; the count used is clamped.
+    InvalidSubsteps {
+        /// The count given.
+        substeps: u32,
+        /// The count used.
+        used: u32,
+    },
+    /// A body's [`SleepThreshold`](crate::SleepThreshold) is negative or
+    /// not finite; it is read as 0 (the body never counts as resting).
+    InvalidSleepThreshold {
+        /// The threshold given.
+        threshold: f32,
+    },
+}
+
+impl fmt::Display for PhysicsIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::InvalidMass { inv_mass } => {
+                let what = if inv_mass < 0.0 {
+                    "a negative mass"
+                } else if inv_mass.is_infinite() {
+                    "a zero mass"
+                } else {
+                    "a non-finite mass"
+                };
+                write!(
+                    f,
+                    "body has {what} (inv_mass = {inv_mass}); use a positive mass, or Body::fixed for an immovable body"
+                )
+            }
+            Self::NonFinite { position, velocity } => write!(
+                f,
+                "body state is not finite (position = {position}, velocity = {velocity}); write a finite position and velocity to bring it back"
+            ),
+            Self::InvalidDamping { damping } => write!(
+                f,
+                "body has Damping({damping}); damping must be finite and not negative"
+            ),
+            Self::MissingEndpoint { endpoint } => {
+                write!(
+                    f,
+                    "end {endpoint} does not exist (never spawned, or despawned)"
+                )
+            }
+            Self::EndpointWithoutBody { endpoint } => {
+                write!(f, "end {endpoint} has no Body component")
+            }
+            Self::SelfSpring => write!(f, "joins a body to itself"),
+            Self::InvalidLength { length } => write!(
+                f,
+                "distance constraint length is {length}; it must be finite and not negative"
+            ),
+            Self::InvalidRadius { radius } => write!(
+                f,
+                "body has Radius({radius}); it must be in 0..={} m, so the body has no contacts",
+                crate::data::settings::MAX_RADIUS
+            ),
+            Self::InvalidStiffness { stiffness } => write!(
+                f,
+                "spring stiffness is {stiffness}; it must be finite and not negative"
+            ),
+            Self::InvalidSpringDamping { damping } => write!(
+                f,
+                "spring damping is {damping}; it must be finite and not negative"
+            ),
+            Self::InvalidRestLength { rest_length } => write!(
+                f,
+                "spring rest length is {rest_length}; it must be finite and not negative"
+            ),
+            Self::Unstable {
+                omega_h,
+                gamma_h,
+                substeps_needed,
+            } => write!(
+                f,
+                "stiffest spring of an island past the stability limit of semi-implicit Euler: its fastest mode has (ω·h)² + 2·γ·h = {:.2} ≥ 4 (ω·h = {omega_h:.3}, γ·h = {gamma_h:.3}) and will gain energy; Substeps({substeps_needed}) (or AutoSubsteps) on a body of the island would make it stable",
+                omega_h * omega_h + 2.0 * gamma_h
+            ),
+            Self::InvalidSubsteps { substeps, used } => write!(
+                f,
+                "body has Substeps({substeps}); the count must be in 1..={}, using {used}",
+                PhysicsSettings::MAX_SUBSTEPS
+            ),
+            Self::InvalidSleepThreshold { threshold } => write!(
+                f,
+                "body has SleepThreshold({threshold}); it must be finite and not negative, using 0 (never rests)"
+            ),
+        }
+    }
+}
+
+/// Marks a body or spring that is left out of the step, and why. Added by the
+/// plugin when it reports the problem; removed by the plugin once the values
+/// are valid again. Query `Added<PhysicsError>` to react.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn show_errors(errors: Query<(Entity, &PhysicsError), Added<PhysicsError>>) {
+///     for (entity, error) in &errors {
+///         info!("{entity} left the simulation: {}", error.0);
+///     }
+/// }
+/// # App::new().add_systems(Update, show_errors);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(on_insert = leave_the_step, on_remove = mark_dirty)]
+pub struct PhysicsError(pub PhysicsIssue);
+
+/// Hook: a body or join left the step. A body's island and slot are
+/// forgotten at once, so nothing reads them stale before the rebuild.
+fn leave_the_step(mut world: DeferredWorld, ctx: HookContext) {
+    if let Some(mut island) = world.get_mut::<Island>(ctx.entity) {
+        *island = Island::NONE;
+    }
+    if let Some(mut index) = world.get_mut::<BodyIndex>(ctx.entity) {
+        *index = BodyIndex::NONE;
+    }
+    mark_dirty(world, ctx);
+}
+
+/// Sent once for each problem the plugin reports (alongside a `warn!` log).
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn log_warnings(mut warnings: MessageReader<PhysicsWarning>) {
+///     for w in warnings.read() {
+///         println!("{}: {}", w.entity, w.issue);
+///     }
+/// }
+/// # App::new().add_systems(Update, log_warnings);
+/// ```
+#[derive(Message, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Debug, PartialEq, Clone)]
+pub struct PhysicsWarning {
+    /// The body or spring entity.
+    pub entity: Entity,
+    /// What is wrong.
+    pub issue: PhysicsIssue,
+}

@@ -1,0 +1,176 @@
+//! [`Spring`]; its maths is in the public [`spring`](crate::spring)
+//! module's docs.
+
+use bevy::prelude::*;
+
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
+
+use crate::data::requests::{WakeCause, WakeTarget, request};
+use crate::kernels::springs::spring_force;
+
+/// A damped spring between two bodies, on an entity of its own.
+///
+/// Hooke's force `k·(length − rest_length)` along the spring, plus damping
+/// `c` times the relative velocity along it; equal and opposite on both ends.
+/// A spring of zero length has no direction and exerts no force.
+///
+/// Stability: semi-implicit Euler with step `h` keeps a spring stable while
+/// `(ω·h)² + 2·γ·h < 4`, with `ω² = k·(w_a + w_b)` and `γ = c·(w_a + w_b)`
+/// (`w` the inverse masses). A spring past that limit is reported once with
+/// the substep count that would make it stable (see
+/// [`PhysicsSettings::substeps`](crate::PhysicsSettings)).
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn setup(mut commands: Commands) {
+///     let anchor = commands.spawn(Body::fixed(Vec3::ZERO)).id();
+///     let bob = commands.spawn(Body::new(1.0).with_position(Vec3::NEG_Y)).id();
+///     // 1 m long, 200 N/m, 0.5 N·s/m of damping.
+///     commands.spawn(Spring::new(anchor, bob, 1.0, 200.0).with_damping(0.5));
+/// }
+/// # App::new().add_systems(Startup, setup);
+/// ```
+///
+/// # Changing a spring
+///
+/// `Spring` is an immutable component: to change one, insert a new value on
+/// its entity. Its hooks then tell the step at once (waking the islands of
+/// its old and new ends), so the step never scans every spring for edits.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // Doubles the stiffness of every spring.
+/// fn stiffen(mut commands: Commands, springs: Query<(Entity, &Spring)>) {
+///     for (entity, spring) in &springs {
+///         commands.entity(entity).insert(spring.with_stiffness(2.0 * spring.stiffness));
+///     }
+/// }
+/// # App::new().add_systems(Update, stiffen);
+/// ```
+///
+/// # Invalid values
+///
+/// A spring whose end is missing, has no [`Body`](crate::Body), or is the
+/// other end, or whose stiffness, damping or rest length is negative or not
+/// finite, is reported once and left out of the step until fixed.
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(immutable, on_insert = wake_ends, on_discard = wake_ends)]
+pub struct Spring {
+    /// The first body.
+    pub a: Entity,
+    /// The second body.
+    pub b: Entity,
+    /// Length at rest, in metres. Default: set by [`Spring::new`].
+    pub rest_length: f32,
+    /// Stiffness `k`, in N/m.
+    pub stiffness: f32,
+    /// Damping `c` along the spring, in N·s/m. Default: 0.
+    pub damping: f32,
+}
+
+impl Spring {
+    /// An undamped spring from `a` to `b`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// # let (a, b) = (Entity::from_raw_u32(1).unwrap(), Entity::from_raw_u32(2).unwrap());
+    /// let spring = Spring::new(a, b, 0.5, 100.0);
+    /// assert_eq!(spring.damping, 0.0);
+    /// ```
+    pub const fn new(a: Entity, b: Entity, rest_length: f32, stiffness: f32) -> Self {
+        Self {
+            a,
+            b,
+            rest_length,
+            stiffness,
+            damping: 0.0,
+        }
+    }
+
+    /// The same spring with damping `c` (N·s/m) along its length.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// # let (a, b) = (Entity::from_raw_u32(1).unwrap(), Entity::from_raw_u32(2).unwrap());
+    /// let spring = Spring::new(a, b, 0.5, 100.0).with_damping(2.0);
+    /// assert_eq!(spring.damping, 2.0);
+    /// ```
+    pub const fn with_damping(mut self, damping: f32) -> Self {
+        self.damping = damping;
+        self
+    }
+
+    /// The same spring with stiffness `k` (N/m).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// # let (a, b) = (Entity::from_raw_u32(1).unwrap(), Entity::from_raw_u32(2).unwrap());
+    /// let spring = Spring::new(a, b, 0.5, 100.0).with_stiffness(300.0);
+    /// assert_eq!(spring.stiffness, 300.0);
+    /// ```
+    pub const fn with_stiffness(mut self, stiffness: f32) -> Self {
+        self.stiffness = stiffness;
+        self
+    }
+
+    /// The same spring with rest length `length` (m).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// # let (a, b) = (Entity::from_raw_u32(1).unwrap(), Entity::from_raw_u32(2).unwrap());
+    /// let spring = Spring::new(a, b, 0.5, 100.0).with_rest_length(0.8);
+    /// assert_eq!(spring.rest_length, 0.8);
+    /// ```
+    pub const fn with_rest_length(mut self, length: f32) -> Self {
+        self.rest_length = length;
+        self
+    }
+
+    /// The force on `a` for ends at `xa`, `xb` moving at `va`, `vb`; `b`
+    /// gets its negation. Zero when the ends coincide.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// # let (a, b) = (Entity::from_raw_u32(1).unwrap(), Entity::from_raw_u32(2).unwrap());
+    /// let spring = Spring::new(a, b, 1.0, 10.0);
+    /// // Stretched by 0.5 m: pulls `a` towards `b` with 5 N.
+    /// let f = spring.force(Vec3::ZERO, Vec3::ZERO, Vec3::new(1.5, 0.0, 0.0), Vec3::ZERO);
+    /// assert_eq!(f, Vec3::new(5.0, 0.0, 0.0));
+    /// ```
+    pub fn force(&self, xa: Vec3, va: Vec3, xb: Vec3, vb: Vec3) -> Vec3 {
+        spring_force(
+            (xb - xa).into(),
+            (vb - va).into(),
+            self.rest_length,
+            self.stiffness,
+            self.damping,
+        )
+        .into()
+    }
+}
+
+/// Hook: a spring was added, replaced or removed. Its ends' islands wake (if
+/// asleep) and the index is rebuilt.
+fn wake_ends(mut world: DeferredWorld, ctx: HookContext) {
+    let Some(spring) = world.get::<Spring>(ctx.entity).copied() else {
+        return;
+    };
+    request(&mut world, |requests| {
+        for end in [spring.a, spring.b] {
+            requests.wake(WakeTarget::Body(end), WakeCause::SpringChanged(ctx.entity));
+        }
+    });
+}

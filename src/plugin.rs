@@ -1,0 +1,166 @@
+//! [`EulerPhysicsPlugin`]: the resources, schedules, sets and systems of
+//! the physics, wired together.
+
+use bevy::app::{App, FixedUpdate, Plugin, Update};
+use bevy::ecs::schedule::common_conditions::{not, resource_exists};
+use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SingleThreadedExecutor};
+
+use crate::data::body::{Body, Damping};
+use crate::data::constraints::{ConstraintSettings, DistanceConstraint, GroundPlane, Radius};
+use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
+use crate::data::forces::{AccumulatedForce, ConstantForce, Gravity};
+use crate::data::islands::{
+    AutoSubsteps, IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping,
+    SleepingDisabled, Substeps,
+};
+use crate::data::issues::{PhysicsError, PhysicsIssue, PhysicsWarning};
+use crate::data::joins::Spring;
+use crate::data::requests::{Island, SolverRequests, WakeCause};
+use crate::data::settings::{
+    PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems, age_step_end,
+};
+use crate::interpolation;
+use crate::solver::{SolverState, gather, rebuild, report, scatter, sleep, wakes};
+use crate::step::{
+    BuiltIn, CurrentPass, StepEnd, StepStart, SteppedElsewhere, SubstepUsers, built_in, run_step,
+};
+
+/// Adds point-mass physics to an app: the resources, the systems in
+/// [`FixedUpdate`] and [`Update`], and the reflection of every public type.
+///
+/// Works with `DefaultPlugins` or `MinimalPlugins`; needs nothing else. The
+/// step rate is Bevy's fixed timestep (`Time<Fixed>`, 64 Hz by default).
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// App::new()
+///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     // Step at 120 Hz.
+///     .insert_resource(Time::<Fixed>::from_hz(120.0));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EulerPhysicsPlugin;
+
+impl Plugin for EulerPhysicsPlugin {
+    fn build(&self, app: &mut App) {
+        use PhysicsSystems::{
+            AccumulateForces, Finish, IntegratePositions, IntegrateVelocities, Interpolate,
+            Prepare, SolveConstraints, Step,
+        };
+
+        app.init_resource::<Gravity>()
+            .init_resource::<PhysicsSettings>()
+            .init_resource::<PhysicsStep>()
+            .init_resource::<SolverState>()
+            .init_resource::<SolverRequests>()
+            .init_resource::<SubstepUsers>()
+            .init_resource::<CurrentPass>()
+            .init_resource::<SleepSettings>()
+            .init_resource::<ConstraintSettings>()
+            .add_message::<PhysicsWarning>()
+            .add_message::<IslandWoke>()
+            .add_message::<IslandSlept>()
+            .register_type::<Body>()
+            .register_type::<Damping>()
+            .register_type::<Spring>()
+            .register_type::<Gravity>()
+            .register_type::<ConstantForce>()
+            .register_type::<AccumulatedForce>()
+            .register_type::<PositionHistory>()
+            .register_type::<TransformSyncDisabled>()
+            .register_type::<PhysicsError>()
+            .register_type::<PhysicsIssue>()
+            .register_type::<PhysicsWarning>()
+            .register_type::<PhysicsSettings>()
+            .register_type::<PhysicsStep>()
+            .register_type::<Substeps>()
+            .register_type::<AutoSubsteps>()
+            .register_type::<Island>()
+            .register_type::<RestTime>()
+            .register_type::<Sleeping>()
+            .register_type::<SleepingDisabled>()
+            .register_type::<SleepThreshold>()
+            .register_type::<SleepSettings>()
+            .register_type::<WakeCause>()
+            .register_type::<IslandWoke>()
+            .register_type::<IslandSlept>()
+            .register_type::<DistanceConstraint>()
+            .register_type::<Radius>()
+            .register_type::<GroundPlane>()
+            .register_type::<ConstraintSettings>()
+            // The tick the last step ended at stays comparable as the
+            // world's ticks wrap.
+            .add_observer(age_step_end);
+
+        // Chains of small systems: a single-threaded executor runs them
+        // inline, where a multi-threaded one would wake threads for each.
+        for label in [
+            PhysicsSubstep.intern(),
+            StepStart.intern(),
+            StepEnd.intern(),
+        ] {
+            let mut schedule = Schedule::new(label);
+            schedule.set_executor(SingleThreadedExecutor::new());
+            app.add_schedule(schedule);
+        }
+
+        app.configure_sets(FixedUpdate, (Prepare, Step, Finish).chain())
+            .configure_sets(
+                PhysicsSubstep,
+                (
+                    BuiltIn::Forces,
+                    AccumulateForces,
+                    BuiltIn::Kick,
+                    IntegrateVelocities,
+                    BuiltIn::Constraints,
+                    SolveConstraints,
+                    BuiltIn::Drift,
+                    IntegratePositions,
+                    BuiltIn::End,
+                )
+                    .chain(),
+            )
+            .add_systems(
+                FixedUpdate,
+                run_step
+                    .in_set(Step)
+                    .run_if(not(resource_exists::<SteppedElsewhere>)),
+            )
+            .add_systems(
+                StepStart,
+                (
+                    report::check_settings,
+                    report::readmit_fixed,
+                    wakes::detect_wakes,
+                    rebuild::rebuild,
+                    gather::gather_written,
+                    gather::gather,
+                )
+                    .chain(),
+            )
+            .add_systems(
+                StepEnd,
+                (
+                    scatter::scatter,
+                    report::report_invalid_bodies,
+                    sleep::update_sleep,
+                )
+                    .chain(),
+            )
+            .add_systems(
+                PhysicsSubstep,
+                (
+                    built_in::<0>.in_set(BuiltIn::Forces),
+                    built_in::<1>.in_set(BuiltIn::Kick),
+                    built_in::<2>.in_set(BuiltIn::Constraints),
+                    built_in::<3>.in_set(BuiltIn::Drift),
+                    built_in::<4>.in_set(BuiltIn::End),
+                ),
+            )
+            .add_systems(Update, interpolation::interpolate.in_set(Interpolate));
+    }
+}

@@ -1,0 +1,190 @@
+//! The solver: its dense view of the scene, and the stages that fill it,
+//! step it and drain it.
+//!
+//! Springs need random access to the state of their two ends. Looking each
+//! end up by [`Entity`] in every pass would dominate the step, so the solver
+//! keeps a dense index: every valid awake body has a slot (stored in its
+//! [`BodyIndex`](crate::data::requests::BodyIndex)) and every valid spring
+//! a row holding its two slots. Every pass runs on these arrays.
+//!
+//! The stages, in the order [`step`](crate::step) runs them:
+//!
+//! 1. [`report`]: settings checked, repaired bodies and joins re-admitted;
+//! 2. [`wakes`]: what touched a sleeping island since the last step;
+//! 3. [`rebuild`] (only when something structural changed): read the
+//!    bodies and joins, find the islands, apply wake and sleep requests,
+//!    decide each island's sleep and pass count, lay out slots and rows,
+//!    write each body's index back;
+//! 4. [`gather`]: the bodies your code wrote since the last step, the
+//!    forces it added, constant forces, damping and ground planes;
+//! 5. per pass of each group of islands with the same pass count,
+//!    [`pass`]: spring forces, kick, rods and contacts, drift; with
+//!    [`substep`] copying the pass's bodies out to their components and
+//!    back around the sets of `PhysicsSubstep` that hold systems of yours;
+//! 6. [`scatter`]: each stepped `Body` and `PositionHistory` written once;
+//! 7. [`report`] again for bodies that went non-finite, and [`sleep`]:
+//!    resting islands fall asleep.
+//!
+//! Slots are laid out by pass group, then island, then body; fixed bodies
+//! come last; sleeping bodies get none. Rows are laid out by pass group,
+//! then island; each body's springs keep their order. Large groups are
+//! split over threads by whole islands, which share no spring, so the
+//! state after a step does not depend on the thread count.
+
+use core::ops::Range;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use bevy::ecs::change_detection::Tick;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
+use bevy::prelude::*;
+
+use crate::data::body::Body;
+use crate::kernels::constraints::{Contact, PlaneRow, RodRow, RoundRow};
+use crate::kernels::parts::Span;
+use crate::kernels::springs::SpringRow;
+
+pub(crate) mod gather;
+pub(crate) mod par;
+pub(crate) mod pass;
+pub(crate) mod rebuild;
+pub(crate) mod report;
+pub(crate) mod scatter;
+pub(crate) mod sleep;
+pub(crate) mod substep;
+pub(crate) mod wakes;
+
+/// The islands with one pass count, stepped together.
+#[derive(Debug, Default)]
+pub(crate) struct Group {
+    /// Passes per fixed step.
+    pub passes: u32,
+    /// Its bodies in slot order: the dynamic ones, then (group 0 only) the
+    /// fixed ones.
+    pub entities: Vec<Entity>,
+    /// The slots of its dynamic bodies.
+    pub slots: Range<usize>,
+    /// Its springs' rows.
+    pub rows: Range<usize>,
+    /// Its islands' slots and rows, in slot order.
+    pub islands: Vec<Span>,
+    /// Its rods and round bodies.
+    pub rods: Range<usize>,
+    pub rounds: Range<usize>,
+}
+
+/// One island, as the last rebuild found it.
+#[derive(Debug, Clone)]
+pub(crate) struct IslandState {
+    /// Its bodies, in `SolverState::island_members`.
+    pub members: Range<usize>,
+    /// Its slots (empty while asleep).
+    pub slots: Range<usize>,
+    pub sleeping: bool,
+    /// When it fell asleep.
+    pub since: Tick,
+    /// No body has `SleepingDisabled`.
+    pub can_sleep: bool,
+    /// How long all its bodies have been resting, in seconds.
+    pub timer: f32,
+}
+
+/// The solver's dense scene; see the [module docs](self).
+#[derive(Resource, Default)]
+pub(crate) struct SolverState {
+    /// Set by a rebuild, which gathers every slot itself.
+    pub rebuilt: bool,
+    /// The fixed timestep of the last rebuild, in seconds.
+    pub timestep: f32,
+    /// Per slot, gathered at the start of each step and updated by each
+    /// pass.
+    pub pos: Vec<Vec3A>,
+    pub vel: Vec<Vec3A>,
+    /// Per slot: whether the state can be stepped.
+    pub valid: Vec<bool>,
+    /// Per slot: the inverse mass (as of the last gather).
+    pub inv_mass: Vec<f32>,
+    /// Per slot: the squared speed below which the body rests.
+    pub sleep_speed2: Vec<f32>,
+    /// Whether any slot was invalid in this step.
+    pub pass_has_invalid: bool,
+    /// Valid springs of awake islands, by group, then island.
+    pub springs: Vec<SpringRow>,
+    /// Per dynamic slot: the sum of its springs' forces this pass.
+    pub force: Vec<Vec3A>,
+    /// Rods and round bodies of awake islands, by group.
+    pub rods: Vec<RodRow>,
+    pub rounds: Vec<RoundRow>,
+    /// The valid ground planes, gathered at the start of each step, and
+    /// the contacts of the current pass.
+    pub planes: Vec<PlaneRow>,
+    pub contacts: Vec<Contact>,
+    /// Per slot: forces taken from `AccumulatedForce` for the next kick,
+    /// the constant force, and the damping coefficient (0 for none).
+    pub pending: Vec<Vec3A>,
+    pub constant: Vec<Vec3A>,
+    pub damping: Vec<f32>,
+    /// The slots whose `pending`, `constant` or `damping` were set, to
+    /// clear at the next gather.
+    pub extra_slots: Vec<u32>,
+    /// The slots whose `pending` force is not yet kicked.
+    pub pending_slots: Vec<u32>,
+    /// Per slot, whether its state turned non-finite in this step (its
+    /// velocity is then written back, its position kept).
+    pub diverged: Vec<bool>,
+    pub any_diverged: bool,
+    /// The slots of fixed bodies.
+    pub fixed_slots: Range<usize>,
+    pub groups: Vec<Group>,
+    /// The fixed timestep and pass count last warned about as too many
+    /// passes for the timestep.
+    pub short_passes_reported: Option<(core::time::Duration, u32)>,
+    /// Per group: the tick as of which every slot of the group holds its
+    /// body's state (set by the scatter when all was valid).
+    pub group_synced: Vec<Option<Tick>>,
+    /// Per group: whether this step copied its bodies out to their
+    /// components (for systems of yours in `PhysicsSubstep`), which then
+    /// hold where the step started in their `PositionHistory`.
+    pub copied_out: Vec<bool>,
+    pub islands: Vec<IslandState>,
+    pub island_members: Vec<Entity>,
+    pub any_sleeping: bool,
+    /// Fixed bodies that sleeping islands hang from.
+    pub holding_sleepers: EntityHashSet,
+    /// Springs already reported as unstable.
+    pub unstable_reported: EntityHashSet,
+    /// Bodies already reported for a bad `Substeps`, `SleepThreshold` or
+    /// `Radius`, by kind.
+    pub settings_reported: EntityHashMap<u8>,
+    /// Whether a non-finite `Gravity` was reported (until it is finite).
+    pub gravity_reported: bool,
+    /// Set during a pass when something invalid was met; the end of the
+    /// step then scans the bodies and reports.
+    report_requested: AtomicBool,
+}
+
+impl SolverState {
+    /// Number of body slots.
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    /// Asks the end of the step to scan for invalid bodies (callable from
+    /// parallel passes).
+    pub fn request_report(&self) {
+        self.report_requested.store(true, Ordering::Relaxed);
+    }
+
+    /// Takes the report request.
+    pub fn take_report_request(&mut self) -> bool {
+        core::mem::take(self.report_requested.get_mut())
+    }
+}
+
+/// Whether a body's values can be stepped.
+#[inline]
+pub(crate) fn state_is_valid(body: &Body) -> bool {
+    body.position.is_finite()
+        && body.velocity.is_finite()
+        && body.inv_mass >= 0.0
+        && body.inv_mass.is_finite()
+}

@@ -1,0 +1,302 @@
+//! One pass of a group of islands on the solver's arrays, in four stages:
+//! spring forces, the kick (with Padé damping), rods and contacts, the
+//! drift. The step runs them in order, directly or (when systems of yours
+//! sit in `PhysicsSubstep`) from the plugin's systems in that schedule,
+//! with the pass's bodies copied out to their components around your
+//! systems (see [`substep`](super::substep)). The arithmetic is the same
+//! either way.
+//!
+//! Large groups split their islands over the compute task pool, one run of
+//! whole islands per thread (see [`parts`](crate::kernels::parts)).
+
+use bevy::prelude::*;
+use bevy::tasks::{ComputeTaskPool, TaskPool};
+
+use crate::data::constraints::ConstraintSettings;
+use crate::kernels::constraints::{Bodies, Rounds, find_contacts, solve};
+use crate::kernels::integrate::{Kick, Part, drift_all};
+use crate::kernels::parts::{Span, balance, pieces};
+use crate::kernels::springs::add_spring_forces;
+use crate::solver::SolverState;
+
+/// Borrows what the parts of a pass write and read of `solver` (see
+/// [`Slots`]), field by field, so that its other fields stay free.
+macro_rules! slots {
+    ($solver:expr) => {
+        (
+            &mut $solver.pos[..],
+            &mut $solver.vel[..],
+            &mut $solver.valid[..],
+            &mut $solver.diverged[..],
+            &$solver.force[..],
+        )
+    };
+}
+
+/// What a pass needs besides the solver's arrays.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pass {
+    /// The group of islands it steps.
+    pub group: usize,
+    /// Its step size.
+    pub h: f32,
+    /// Gravity, as used (finite).
+    pub g: Vec3A,
+    pub constraints: ConstraintSettings,
+    /// Groups at least this large split over threads.
+    pub parallel_threshold: usize,
+}
+
+/// The four stages of a pass, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// Spring forces into `SolverState::force`.
+    Forces,
+    /// `v ← (v + h·(g + w·F)) / (1 + h·c)`.
+    Kick,
+    /// Rods and contacts on the new velocities.
+    Constraints,
+    /// `x ← x + h·v`.
+    Drift,
+}
+
+impl Stage {
+    /// The stages in the order a pass runs them.
+    pub const ALL: [Stage; 4] = [Stage::Forces, Stage::Kick, Stage::Constraints, Stage::Drift];
+}
+
+impl Pass {
+    /// Whether the group has rods or round bodies.
+    fn constrained(&self, solver: &SolverState) -> bool {
+        let group = &solver.groups[self.group];
+        !(group.rods.is_empty() && group.rounds.is_empty())
+    }
+
+    /// Runs `stage`. With `fuse`, the kick also drifts each body (one loop
+    /// instead of two), and the drift stage then does nothing; the caller
+    /// fuses only when nothing is to run between the two (no rods or
+    /// contacts, no system of yours).
+    pub fn run(&self, solver: &mut SolverState, stage: Stage, fuse: bool) {
+        let fused = fuse && !self.constrained(solver);
+        match stage {
+            Stage::Forces => self.forces(solver),
+            Stage::Kick => self.kick(solver, fused),
+            Stage::Constraints => self.solve_constraints(solver),
+            Stage::Drift if !fused => self.drift(solver),
+            Stage::Drift => {}
+        }
+    }
+
+    /// The whole pass, with no system of yours in it.
+    pub fn run_all(&self, solver: &mut SolverState) {
+        for stage in Stage::ALL {
+            self.run(solver, stage, true);
+        }
+    }
+
+    /// How the group is cut for this pass: into runs of whole islands over
+    /// the compute task pool when it is large and has several islands, or
+    /// else as one part on this thread (nothing allocated).
+    fn parts(&self, solver: &SolverState) -> Parts {
+        let group = &solver.groups[self.group];
+        let whole = Span {
+            slots: group.slots.clone(),
+            rows: group.rows.clone(),
+        };
+        match ComputeTaskPool::try_get()
+            .filter(|_| group.slots.len() >= self.parallel_threshold && group.islands.len() > 1)
+        {
+            // At least two parts: the calling thread works on one while it
+            // waits.
+            Some(pool) => Parts::Split(pool, balance(&group.islands, pool.thread_num().max(2))),
+            None => Parts::Whole(whole),
+        }
+    }
+
+    /// Spring forces, each part into its own bodies' slots.
+    fn forces(&self, solver: &mut SolverState) {
+        let cut = self.parts(solver);
+        let (pool, parts) = (cut.pool(), cut.spans());
+        let base = solver.groups[self.group].slots.start;
+        let check = solver.pass_has_invalid;
+        let springs = &solver.springs;
+        let state = (&solver.pos[..], &solver.vel[..], &solver.valid[..]);
+        let forces = pieces(&mut solver.force[base..], base, parts);
+        for_each_part(pool, parts.iter().zip(forces), |(part, force)| {
+            add_spring_forces(
+                &springs[part.rows.clone()],
+                state,
+                check,
+                part.slots.start,
+                force,
+            );
+            false
+        });
+    }
+
+    /// The kick (and, `fused`, the drift); forces taken for this kick are
+    /// then spent.
+    fn kick(&self, solver: &mut SolverState, fused: bool) {
+        let cut = self.parts(solver);
+        let (pool, parts) = (cut.pool(), cut.spans());
+        let kick = Kick {
+            h: self.h,
+            g: self.g,
+            drift: fused,
+            extras: (!solver.extra_slots.is_empty()).then_some((
+                &solver.pending[..],
+                &solver.constant[..],
+                &solver.damping[..],
+            )),
+            inv_mass: &solver.inv_mass,
+        };
+        let diverged = for_each_part(pool, split_slots(slots!(solver), parts), |mut part| {
+            kick.run(&mut part)
+        });
+        self.spend_pending(solver);
+        if diverged {
+            mark_diverged(solver);
+        }
+    }
+
+    /// Clears the forces the kick took, in this group's slots.
+    fn spend_pending(&self, solver: &mut SolverState) {
+        if solver.pending_slots.is_empty() {
+            return;
+        }
+        let slots = solver.groups[self.group].slots.clone();
+        let pending = &mut solver.pending;
+        solver.pending_slots.retain(|&slot| {
+            let spent = slots.contains(&(slot as usize));
+            if spent {
+                pending[slot as usize] = Vec3A::ZERO;
+            }
+            !spent
+        });
+    }
+
+    /// The group's rods and contacts, on the new velocities.
+    fn solve_constraints(&self, solver: &mut SolverState) {
+        let group = &solver.groups[self.group];
+        if group.rods.is_empty() && group.rounds.is_empty() {
+            return;
+        }
+        let settings = &self.constraints;
+        let rounds = Rounds {
+            h: self.h,
+            iterations: settings.iterations,
+            beta: settings.bias(),
+            bounce_threshold: settings.bounce_threshold,
+        };
+        let (rods, round_rows) = (
+            &solver.rods[group.rods.clone()],
+            &solver.rounds[group.rounds.clone()],
+        );
+        let mut bodies = Bodies {
+            pos: &solver.pos,
+            vel: &mut solver.vel,
+            valid: &solver.valid,
+            inv_mass: &solver.inv_mass,
+        };
+        let contacts = &mut solver.contacts;
+        find_contacts(round_rows, &solver.planes, &bodies, &rounds, contacts);
+        solve(rods, contacts, &mut bodies, &rounds);
+    }
+
+    /// The drift alone, after the rods and contacts.
+    fn drift(&self, solver: &mut SolverState) {
+        let cut = self.parts(solver);
+        let (pool, parts) = (cut.pool(), cut.spans());
+        let (h, inv_mass) = (self.h, &solver.inv_mass[..]);
+        let diverged = for_each_part(pool, split_slots(slots!(solver), parts), |mut part| {
+            drift_all(h, inv_mass, &mut part)
+        });
+        if diverged {
+            mark_diverged(solver);
+        }
+    }
+}
+
+/// A group cut into the parts of a pass.
+enum Parts {
+    /// One part, on this thread.
+    Whole(Span),
+    /// Runs of whole islands, one per thread of the pool.
+    Split(&'static TaskPool, Vec<Span>),
+}
+
+impl Parts {
+    fn pool(&self) -> Option<&'static TaskPool> {
+        match self {
+            Parts::Whole(_) => None,
+            Parts::Split(pool, _) => Some(pool),
+        }
+    }
+
+    fn spans(&self) -> &[Span] {
+        match self {
+            Parts::Whole(span) => core::slice::from_ref(span),
+            Parts::Split(_, spans) => spans,
+        }
+    }
+}
+
+/// A slot went non-finite: the end of the step reports it.
+fn mark_diverged(solver: &mut SolverState) {
+    solver.any_diverged = true;
+    solver.pass_has_invalid = true;
+    solver.request_report();
+}
+
+/// What a part writes (positions, velocities, validity, divergence) and
+/// reads (spring forces), for all slots.
+type Slots<'a> = (
+    &'a mut [Vec3A],
+    &'a mut [Vec3A],
+    &'a mut [bool],
+    &'a mut [bool],
+    &'a [Vec3A],
+);
+
+/// `slots`, cut into `parts`.
+fn split_slots<'a>(
+    (pos, vel, valid, diverged, force): Slots<'a>,
+    parts: &'a [Span],
+) -> impl Iterator<Item = Part<'a>> {
+    let base = parts.first().map_or(0, |part| part.slots.start);
+    pieces(&mut pos[base..], base, parts)
+        .zip(pieces(&mut vel[base..], base, parts))
+        .zip(pieces(&mut valid[base..], base, parts))
+        .zip(pieces(&mut diverged[base..], base, parts))
+        .zip(parts)
+        .map(|((((pos, vel), valid), diverged), part)| Part {
+            base: part.slots.start,
+            pos,
+            vel,
+            valid,
+            diverged,
+            force: &force[part.slots.clone()],
+        })
+}
+
+/// Runs `f` on each job, on the compute task pool when `pool` is given;
+/// true if `f` returned true for any.
+fn for_each_part<J: Send>(
+    pool: Option<&TaskPool>,
+    jobs: impl IntoIterator<Item = J>,
+    f: impl Fn(J) -> bool + Sync,
+) -> bool {
+    match pool {
+        Some(pool) => {
+            let f = &f;
+            pool.scope(|scope| {
+                for job in jobs {
+                    scope.spawn(async move { f(job) });
+                }
+            })
+            .into_iter()
+            .any(|diverged| diverged)
+        }
+        None => jobs.into_iter().fold(false, |any, job| f(job) | any),
+    }
+}

@@ -1,0 +1,110 @@
+//! Sleeping: islands that rested long enough fall asleep at the end of a
+//! step; how a body is put to sleep or rested as an anchor.
+
+use bevy::ecs::change_detection::Tick;
+use bevy::ecs::system::SystemChangeTick;
+use bevy::prelude::*;
+
+use crate::data::body::Body;
+use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
+use crate::data::forces::AccumulatedForce;
+use crate::data::islands::{IslandSlept, RestTime, SleepSettings, Sleeping};
+use crate::data::requests::{AnchorAsleep, Island};
+use crate::solver::SolverState;
+
+/// Rests a fixed body that only sleeping islands hang from.
+pub(crate) fn rest_anchor(commands: &mut Commands, entity: Entity, since: Tick) {
+    commands
+        .entity(entity)
+        .queue_silenced(move |mut e: EntityWorldMut| {
+            settle(&mut e);
+            e.insert(AnchorAsleep { since });
+        });
+}
+
+/// Draws a body at its position, with no history to interpolate.
+fn settle(e: &mut EntityWorldMut) {
+    let Some(position) = e.get::<Body>().map(|b| b.position) else {
+        return;
+    };
+    if let Some(mut history) = e.get_mut::<PositionHistory>() {
+        *history = PositionHistory::at(position);
+    }
+    if position.is_finite()
+        && !e.contains::<TransformSyncDisabled>()
+        && let Some(mut transform) = e.get_mut::<Transform>()
+    {
+        transform.translation = position;
+    }
+}
+
+/// Puts a body to sleep where it is: drawn at its position, no history.
+pub(crate) fn fall_asleep(commands: &mut Commands, entity: Entity, since: Tick) {
+    commands
+        .entity(entity)
+        .queue_silenced(move |mut e: EntityWorldMut| {
+            settle(&mut e);
+            // Writes to a sleeping body's accumulated force could only be
+            // found by scanning every sleeping body every step; without the
+            // component there are none to find.
+            e.remove::<AccumulatedForce>();
+            if let Some(mut island) = e.get_mut::<Island>() {
+                // Asleep from now, for the hooks that ask (until the next
+                // rebuild writes the whole island state).
+                island.group = u32::MAX;
+            }
+            e.insert(Sleeping { since });
+        });
+}
+
+/// End of the fixed step: advances each awake island's resting time and puts
+/// the islands that rested long enough to sleep.
+pub(crate) fn update_sleep(
+    mut solver: ResMut<SolverState>,
+    sleep: Res<SleepSettings>,
+    mut commands: Commands,
+    mut slept: MessageWriter<IslandSlept>,
+    mut rest: Query<&mut RestTime>,
+    ticks: SystemChangeTick,
+) {
+    if !sleep.enabled {
+        return;
+    }
+    let solver = &mut *solver;
+    let (h, time_to_sleep, now) = (solver.timestep, sleep.sleep_time(), ticks.this_run());
+    let (vel, valid, speed2) = (&solver.vel, &solver.valid, &solver.sleep_speed2);
+    for island in &mut solver.islands {
+        if island.sleeping || island.slots.is_empty() {
+            continue;
+        }
+        let resting = island
+            .slots
+            .clone()
+            .all(|s| valid[s] && vel[s].length_squared() < speed2[s]);
+        // An island kept awake keeps no time (nor writes it every step).
+        let timer = if resting && island.can_sleep {
+            island.timer + h
+        } else {
+            0.0
+        };
+        if timer != island.timer {
+            island.timer = timer;
+            // On the bodies too, where snapshots and rollback find it.
+            for &entity in &solver.island_members[island.members.clone()] {
+                if let Ok(mut rest) = rest.get_mut(entity) {
+                    rest.0 = timer;
+                }
+            }
+        }
+        if resting && island.can_sleep && island.timer >= time_to_sleep {
+            island.sleeping = true;
+            island.since = now;
+            solver.any_sleeping = true;
+            let bodies = solver.island_members[island.members.clone()].to_vec();
+            for &entity in &bodies {
+                fall_asleep(&mut commands, entity, now);
+            }
+            slept.write(IslandSlept { bodies });
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! One step path: a scene churned every frame (spawns, despawns, `Body`
+//! removed and re-inserted, bodies made fixed and dynamic, forces, damping,
+//! springs and rods added and removed) steps to the same bits whether or not
+//! systems of yours sit in every set of `PhysicsSubstep`; and two faults
+//! that churn once exposed.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_euler_physics::prelude::*;
+use common::{H, app, spawn, step};
+
+/// A small deterministic generator (64-bit LCG), so that both runs make the
+/// same edits.
+#[derive(Resource)]
+struct Dice(u64);
+
+impl Dice {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// Edits the scene before each step: every kind of edit the step must
+/// follow, chosen by the dice.
+fn churn(
+    mut commands: Commands,
+    mut dice: ResMut<Dice>,
+    mut bodies: Query<(Entity, &mut Body)>,
+    bare: Query<Entity, (Without<Body>, With<Island>)>,
+    springs: Query<Entity, With<Spring>>,
+    mut forces: Query<&mut AccumulatedForce>,
+) {
+    let mut all: Vec<Entity> = bodies.iter().map(|(e, _)| e).collect();
+    all.sort();
+    let pick =
+        |dice: &mut Dice, all: &[Entity]| (!all.is_empty()).then(|| all[dice.below(all.len())]);
+    for _ in 0..3 {
+        let Some(e) = pick(&mut dice, &all) else {
+            break;
+        };
+        match dice.below(12) {
+            0 => {
+                let x = dice.below(40) as f32 * 0.1 - 2.0;
+                let new = commands
+                    .spawn((
+                        Body::new(0.5).with_position(Vec3::new(x, 1.0, 0.0)),
+                        Radius(0.05),
+                    ))
+                    .id();
+                commands.spawn(Spring::new(e, new, 0.3, 300.0).with_damping(0.2));
+            }
+            1 => commands.entity(e).try_despawn(),
+            2 => {
+                commands.entity(e).try_remove::<Body>();
+            }
+            3 => {
+                if let Ok((_, mut body)) = bodies.get_mut(e) {
+                    body.inv_mass = if body.inv_mass == 0.0 { 1.0 } else { 0.0 };
+                    body.velocity += Vec3::new(0.3, -0.2, 0.0);
+                }
+            }
+            4 => {
+                commands
+                    .entity(e)
+                    .try_insert(ConstantForce(Vec3::new(3.0, 1.0, 0.0)));
+            }
+            5 => {
+                commands.entity(e).try_remove::<ConstantForce>();
+            }
+            6 => {
+                commands
+                    .entity(e)
+                    .try_insert(Damping(dice.below(5) as f32 * 0.4));
+            }
+            7 => {
+                if let Some(&spring) = springs.iter().collect::<Vec<_>>().get(dice.below(8)) {
+                    commands.entity(spring).try_despawn();
+                }
+            }
+            8 => {
+                if let Some(other) = pick(&mut dice, &all)
+                    && other != e
+                {
+                    commands.spawn(DistanceConstraint::new(e, other, 0.5));
+                }
+            }
+            9 => {
+                if let Ok(mut force) = forces.get_mut(e) {
+                    force.0 += Vec3::new(-4.0, 6.0, 1.0);
+                }
+            }
+            10 => {
+                if let Ok((_, mut body)) = bodies.get_mut(e) {
+                    body.position.x += 0.05;
+                }
+            }
+            _ => {
+                commands
+                    .entity(e)
+                    .try_insert(Substeps(1 + dice.below(3) as u32));
+            }
+        }
+    }
+    // An entity that lost its `Body` gets one again, now and then.
+    if dice.chance(30) {
+        let mut bare: Vec<Entity> = bare.iter().collect();
+        bare.sort();
+        if let Some(&e) = bare.first() {
+            commands
+                .entity(e)
+                .try_insert(Body::new(2.0).with_position(Vec3::new(0.5, 0.5, 0.0)));
+        }
+    }
+}
+
+/// Does nothing, but sits in a substep set.
+fn watch(_bodies: SubstepBodies<&Body>) {}
+
+/// Ropes of round bodies on a ground plane, and the churn before each step;
+/// `watched` puts a system that does nothing in each `PhysicsSubstep` set.
+fn churned(watched: bool) -> App {
+    let mut app = app();
+    app.insert_resource(Dice(7))
+        .add_systems(FixedUpdate, churn.in_set(PhysicsSystems::Prepare));
+    if watched {
+        for set in PhysicsSystems::SUBSTEP {
+            app.add_systems(PhysicsSubstep, watch.in_set(set));
+        }
+    }
+    spawn(&mut app, GroundPlane::horizontal(-2.0));
+    for r in 0..6 {
+        let x = r as f32 * 0.6 - 1.5;
+        let mut prev = spawn(&mut app, Body::fixed(Vec3::new(x, 0.0, 0.0)));
+        for s in 1..=12 {
+            let body =
+                Body::new(1.0).with_position(Vec3::new(x + 0.05 * s as f32, -0.15 * s as f32, 0.0));
+            let next = spawn(&mut app, (body, Radius(0.04)));
+            if r == 2 {
+                app.world_mut().entity_mut(next).insert(AutoSubsteps);
+            }
+            spawn(
+                &mut app,
+                Spring::new(prev, next, 0.15, 2000.0).with_damping(0.5),
+            );
+            prev = next;
+        }
+    }
+    app
+}
+
+/// Every entity with a `Body`: its position, velocity and drawn history as
+/// bits, and whether it sleeps.
+fn state(app: &mut App) -> Vec<(Entity, [u32; 10], bool)> {
+    let world = app.world_mut();
+    let mut all: Vec<_> = world
+        .query::<(Entity, &Body, &PositionHistory, Has<Sleeping>)>()
+        .iter(world)
+        .map(|(e, b, h, asleep)| {
+            let v = [b.position, b.velocity, h.previous()].map(|v| v.to_array());
+            let bits = [v[0], v[1], v[2]].concat();
+            let mut out = [0u32; 10];
+            for (o, x) in out.iter_mut().zip(bits.iter().chain([&b.inv_mass])) {
+                *o = x.to_bits();
+            }
+            (e, out, asleep)
+        })
+        .collect();
+    all.sort_by_key(|(e, ..)| *e);
+    all
+}
+
+/// The churn: thousands of frames, every body's bits compared each
+/// frame between a run with a system of yours in every substep set and a
+/// run without.
+#[test]
+fn churn_gives_the_same_bits_with_and_without_substep_systems() {
+    let (mut plain, mut watched) = (churned(false), churned(true));
+    let mut most = 0;
+    for frame in 0..3000 {
+        plain.update();
+        watched.update();
+        let (a, b) = (state(&mut plain), state(&mut watched));
+        most = most.max(a.len());
+        if a != b {
+            let first = a.iter().zip(&b).find(|(x, y)| x != y);
+            panic!(
+                "frame {frame}: the runs differ ({} and {} bodies); first: {first:?}",
+                a.len(),
+                b.len()
+            );
+        }
+    }
+    // The churn did churn: bodies came and went, and nothing went
+    // non-finite.
+    let end = state(&mut plain);
+    assert!(most > 72, "bodies at most {most}");
+    assert!(
+        end.iter()
+            .all(|(_, bits, _)| bits.iter().all(|&b| f32::from_bits(b).is_finite()))
+    );
+}
+
+/// A body whose entity lost its `Body` took its slot's constant force and
+/// damping with it: the body laid out in that slot falls freely.
+#[test]
+fn a_removed_body_leaves_nothing_acting_on_another_slot() {
+    let mut app = app();
+    let gone = spawn(
+        &mut app,
+        (
+            Body::new(1.0),
+            ConstantForce(Vec3::new(500.0, 0.0, 0.0)),
+            Damping(30.0),
+        ),
+    );
+    let falling = spawn(&mut app, Body::new(1.0).with_position(Vec3::X));
+    step(&mut app, 1);
+    app.world_mut().entity_mut(gone).remove::<Body>();
+    let before = app.world().get::<Body>(falling).unwrap().velocity;
+    step(&mut app, 10);
+    let after = app.world().get::<Body>(falling).unwrap().velocity;
+    // Semi-implicit Euler under gravity alone: exactly g·h more per step.
+    let expected = before.y - 9.81 * H * 10.0;
+    assert!(
+        (after.y - expected).abs() < 1e-4,
+        "{after} (expected y {expected})"
+    );
+    assert_eq!(after.x, 0.0, "another body's constant force acted on it");
+}
+
+/// A round body resting on the ground, made fixed with a velocity written
+/// to it, keeps that velocity (a fixed body's velocity is yours: springs
+/// read it for their damping) and stays where it is.
+#[test]
+fn a_body_made_fixed_on_the_ground_keeps_the_velocity_written_to_it() {
+    let mut app = app();
+    spawn(&mut app, GroundPlane::horizontal(0.0));
+    let ball = spawn(
+        &mut app,
+        (
+            Body::new(1.0).with_position(Vec3::new(0.0, 0.1, 0.0)),
+            Radius(0.1),
+        ),
+    );
+    step(&mut app, 30);
+    let at = app.world().get::<Body>(ball).unwrap().position;
+    {
+        let mut body = app.world_mut().get_mut::<Body>(ball).unwrap();
+        body.inv_mass = 0.0;
+        body.velocity = Vec3::new(0.0, -1.0, 0.5);
+    }
+    step(&mut app, 3);
+    let body = *app.world().get::<Body>(ball).unwrap();
+    assert_eq!(body.velocity, Vec3::new(0.0, -1.0, 0.5));
+    assert_eq!(body.position, at);
+}
