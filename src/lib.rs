@@ -22,7 +22,7 @@
 //!
 //! # How a step runs
 //!
-//! [`EulerPhysicsPlugin`] adds to [`FixedUpdate`] the sets
+//! [`EulerPhysicsPlugin`] adds to [`FixedUpdate`](bevy::app::FixedUpdate) the sets
 //! [`PhysicsSystems::Prepare`] → [`PhysicsSystems::Step`] →
 //! [`PhysicsSystems::Finish`]. `Step` checks and indexes the scene (finding
 //! its [islands], which wake or sleep), then runs the passes of each group

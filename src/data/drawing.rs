@@ -5,10 +5,10 @@
 use bevy::prelude::*;
 
 /// Where a body was at the start of the last fixed step; it ended at the
-/// body's [`Body::position`].
+/// body's [`Body::position`](crate::Body::position).
 ///
-/// Every [`Body`] has one. To draw a body yourself (see
-/// [`TransformSyncDisabled`]), read where with [`DrawnPositions`].
+/// Every [`Body`](crate::Body) has one. To draw a body yourself (see
+/// [`TransformSyncDisabled`]), read where with [`DrawnPositions`](crate::DrawnPositions).
 ///
 /// # Example
 ///
@@ -44,7 +44,7 @@ impl PositionHistory {
 }
 
 /// Keeps the plugin's hands off this entity's [`Transform`]: for bodies you
-/// draw yourself (with [`DrawnPositions`], say), or whose
+/// draw yourself (with [`DrawnPositions`](crate::DrawnPositions), say), or whose
 /// transform belongs to something else.
 ///
 /// # Example

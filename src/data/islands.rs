@@ -36,12 +36,12 @@ use crate::data::requests::{SolverRequests, WakeCause, WakeTarget, mark_dirty, r
 pub struct Substeps(pub u32);
 
 /// Lets the plugin choose this body's island's substep count: the smallest
-/// that keeps the island's [`Island::load`] at or below
+/// that keeps the island's [`Island::load`](crate::Island::load) at or below
 /// [`PhysicsSettings::stability_target`](crate::PhysicsSettings::stability_target),
 /// up to [`PhysicsSettings::max_auto_substeps`](crate::PhysicsSettings::max_auto_substeps).
 ///
 /// An explicit [`Substeps`] in the same island is a floor. Read the chosen
-/// count from [`Island::substeps`].
+/// count from [`Island::substeps`](crate::Island::substeps).
 /// [`PhysicsSettings::auto_substeps`](crate::PhysicsSettings::auto_substeps)
 /// makes this the default for every island.
 ///

@@ -37,7 +37,7 @@ pub enum PhysicsIssue {
         /// The velocity when found.
         velocity: Vec3,
     },
-    /// [`Damping`] is negative or not finite.
+    /// [`Damping`](crate::Damping) is negative or not finite.
     InvalidDamping {
         /// The offending damping.
         damping: f32,
@@ -48,7 +48,7 @@ pub enum PhysicsIssue {
         /// The missing end.
         endpoint: Entity,
     },
-    /// A spring or constraint end names an entity without a [`Body`].
+    /// A spring or constraint end names an entity without a [`Body`](crate::Body).
     EndpointWithoutBody {
         /// The end without a body.
         endpoint: Entity,

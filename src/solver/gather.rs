@@ -16,6 +16,12 @@ use crate::kernels::constraints::PlaneRow;
 use crate::solver::par::scan;
 use crate::solver::{SolverState, state_is_valid};
 
+/// What the scan for pushed bodies reads and takes.
+type Pushed = (&'static BodyIndex, &'static mut AccumulatedForce);
+
+/// The pushed bodies whose force changed since the last step.
+type PushedSince<'w, 's> = Query<'w, 's, Pushed, (Stepped, Changed<AccumulatedForce>)>;
+
 /// Start of the fixed step, after [`gather_written`]: collects the ground
 /// planes, takes each body's accumulated force for the first kick (the
 /// forces written since the last step; every body's after a rebuild), and
@@ -24,10 +30,7 @@ pub(crate) fn gather(
     mut solver: ResMut<SolverState>,
     settings: Res<PhysicsSettings>,
     mut found: Local<Parallel<Vec<(usize, Vec3)>>>,
-    mut forces: ParamSet<(
-        Query<(&BodyIndex, &mut AccumulatedForce), (Stepped, Changed<AccumulatedForce>)>,
-        Query<(&BodyIndex, &mut AccumulatedForce), Stepped>,
-    )>,
+    mut forces: ParamSet<(PushedSince, Query<Pushed, Stepped>)>,
     extras: Query<(&BodyIndex, Option<&ConstantForce>, Option<&Damping>), ExtraFilter>,
     planes: Query<&GroundPlane>,
 ) {

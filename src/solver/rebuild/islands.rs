@@ -55,8 +55,8 @@ pub(super) fn find(p: &mut Rebuild, scene: &mut Scene) -> Islands {
     }
     let now = p.ticks.this_run();
     let mut members = vec![0u32; start];
-    for i in 0..n {
-        let Some(b) = builds.get_mut(island_of[i] as usize) else {
+    for (i, &island) in island_of.iter().enumerate().take(n) {
+        let Some(b) = builds.get_mut(island as usize) else {
             continue;
         };
         members[b.members.end] = i as u32;
