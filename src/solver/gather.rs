@@ -174,6 +174,7 @@ pub(crate) fn gather_written(
         // Islands and loads follow the new mass from the next step; the
         // passes use it from this one.
         if mass_changed {
+            solver.masses_changed = true;
             world.resource_mut::<SolverRequests>().dirty = true;
         }
     });

@@ -134,6 +134,9 @@ pub(crate) struct SolverState {
     pub any_diverged: bool,
     /// The slots of fixed bodies.
     pub fixed_slots: Range<usize>,
+    /// Whether a slot's inverse mass changed since the rebuild (a body made
+    /// fixed or dynamic; the next step rebuilds).
+    pub masses_changed: bool,
     pub groups: Vec<Group>,
     /// The fixed timestep and pass count last warned about as too many
     /// passes for the timestep.

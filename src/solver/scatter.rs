@@ -61,6 +61,7 @@ fn write_bodies<const COPIED: bool>(
     let (pos, vel) = (&state.pos[..], &state.vel[..slots]);
     let (valid, diverged) = (&state.valid[..slots], &state.diverged[..slots]);
     let inv_mass = &state.inv_mass[..slots];
+    let (dynamic, masses_changed) = (state.fixed_slots.start, state.masses_changed);
     let copied_out = &state.copied_out[..];
     for_each_maybe_par!(bodies, parallel, |(mut body, index, mut history): (
         Mut<Body>,
@@ -76,10 +77,9 @@ fn write_bodies<const COPIED: bool>(
             // tick per body per step is measurable.
             history.bypass_change_detection().previous = body.position;
         }
-        // Fixed slots, and bodies made fixed since the rebuild, have no
-        // inverse mass; a body made dynamic since has its state from the
-        // gather, the same as its slot's.
-        if inv_mass[i] > 0.0 {
+        // Dynamic slots only, less bodies made fixed since the rebuild
+        // (which keep what your code wrote).
+        if i < dynamic && (!masses_changed || inv_mass[i] > 0.0) {
             if valid[i] {
                 let body = &mut *body;
                 body.position = pos[i].into();

@@ -109,6 +109,7 @@ pub(crate) fn copy_in(
             solver.pass_has_invalid = true;
             solver.request_report();
         }
+        solver.masses_changed |= mass_changed;
         mass_changed
     });
     // Islands and loads follow a new mass from the next step; the passes

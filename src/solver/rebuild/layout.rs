@@ -308,6 +308,7 @@ pub(super) fn write_back(
     solver.force.clear();
     solver.force.resize(layout.fixed_start, Vec3A::ZERO);
     solver.fixed_slots = layout.fixed_start..slots;
+    solver.masses_changed = false;
     solver.group_synced = vec![None; layout.groups.len()];
     solver.groups = layout.groups;
     solver.any_sleeping = decided.states.iter().any(|island| island.sleeping);
