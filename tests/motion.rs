@@ -376,3 +376,71 @@ fn springs_see_positions_written_between_steps() {
         "after moving the anchor",
     );
 }
+
+/// A body spawned with a `Transform` and no position of its own starts at
+/// the transform; a position given on the body wins, and the transform
+/// follows it.
+#[test]
+fn a_transform_at_spawn_places_a_body_without_a_position() {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    let at = Vec3::new(3.0, 4.0, 0.0);
+    let placed = spawn(&mut app, (Body::new(1.0), Transform::from_translation(at)));
+    let own = Vec3::new(1.0, 1.0, 0.0);
+    let given = spawn(
+        &mut app,
+        (
+            Body::new(1.0).with_position(own),
+            Transform::from_translation(at),
+        ),
+    );
+    step(&mut app, 3);
+    assert_eq!(body(&app, placed).position, at);
+    assert_eq!(translation(&app, placed), at);
+    assert_eq!(body(&app, given).position, own);
+    assert_eq!(translation(&app, given), own);
+}
+
+fn push_before_the_step(mut forces: Query<&mut AccumulatedForce>) {
+    for mut force in &mut forces {
+        force.0.x += 2.0;
+    }
+}
+
+fn push_in_each_pass(mut bodies: SubstepBodies<&mut AccumulatedForce>) {
+    for mut force in bodies.iter_mut() {
+        force.0.x += 2.0;
+    }
+}
+
+/// 2 N on 1 kg for one second gives 2 m/s at 1, 2, 4 or 8 substeps, both
+/// for a force written before each fixed step (which acts for the whole
+/// step) and for one added in each pass (which acts for that pass).
+#[test]
+fn a_force_gives_the_same_impulse_at_any_substep_count() {
+    for substeps in [1, 2, 4, 8] {
+        for in_pass in [false, true] {
+            let mut app = app();
+            set_gravity(&mut app, Vec3::ZERO);
+            if in_pass {
+                app.add_systems(
+                    PhysicsSubstep,
+                    push_in_each_pass.in_set(PhysicsSystems::AccumulateForces),
+                );
+            } else {
+                app.add_systems(
+                    FixedUpdate,
+                    push_before_the_step.in_set(PhysicsSystems::Prepare),
+                );
+            }
+            let e = spawn(&mut app, (Body::new(1.0), Substeps(substeps)));
+            // One second of fixed steps of H.
+            step(&mut app, (1.0 / H) as usize);
+            let v = body(&app, e).velocity;
+            assert!(
+                (v.x - 2.0).abs() < 1e-5 && v.y == 0.0,
+                "Substeps({substeps}), in each pass: {in_pass}: {v}"
+            );
+        }
+    }
+}

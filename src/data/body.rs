@@ -26,6 +26,28 @@ use crate::data::requests::{
 /// A body gets a [`Transform`] at its position, an [`AccumulatedForce`] and a
 /// [`PositionHistory`] when it is spawned.
 ///
+/// Spawned with a [`Transform`] and no position of its own (`position` at
+/// the origin, as [`Body::new`] leaves it), a body starts at the
+/// transform's translation; a position set on the body wins, and the
+/// transform is moved to it. This holds when the `Body` is added to an
+/// entity that has none; inserting a `Body` over another one takes its
+/// position as given.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// let mut world = World::new();
+/// let placed = world.spawn((Body::new(1.0), Transform::from_xyz(3.0, 4.0, 0.0))).id();
+/// assert_eq!(world.get::<Body>(placed).unwrap().position, Vec3::new(3.0, 4.0, 0.0));
+///
+/// let given = world
+///     .spawn((Body::new(1.0).with_position(Vec3::X), Transform::from_xyz(3.0, 4.0, 0.0)))
+///     .id();
+/// assert_eq!(world.get::<Body>(given).unwrap().position, Vec3::X);
+/// assert_eq!(world.get::<Transform>(given).unwrap().translation, Vec3::X);
+/// ```
+///
 /// Default: a 1 kg body at rest at the origin.
 ///
 /// # Example
@@ -60,7 +82,7 @@ use crate::data::requests::{
     Island,
     RestTime
 )]
-#[component(on_insert = on_body_insert, on_remove = on_body_remove)]
+#[component(on_add = on_body_add, on_insert = on_body_insert, on_remove = on_body_remove)]
 pub struct Body {
     /// Position in world space, in metres.
     pub position: Vec3,
@@ -223,6 +245,22 @@ impl Damping {
     /// Whether `c` is finite and not negative.
     pub(crate) fn is_valid(self) -> bool {
         self.0 >= 0.0 && self.0.is_finite()
+    }
+}
+
+/// A body added to an entity with no position of its own (at the origin)
+/// starts where the entity's `Transform` puts it.
+fn on_body_add(mut world: DeferredWorld, ctx: HookContext) {
+    let Some(&Transform { translation, .. }) = world.get::<Transform>(ctx.entity) else {
+        return;
+    };
+    if translation != Vec3::ZERO
+        && translation.is_finite()
+        && !world.entity(ctx.entity).contains::<TransformSyncDisabled>()
+        && let Some(mut body) = world.get_mut::<Body>(ctx.entity)
+        && body.position == Vec3::ZERO
+    {
+        body.position = translation;
     }
 }
 

@@ -69,8 +69,9 @@ pub struct ConstantForce(pub Vec3);
 /// counts collect it more than once.
 ///
 /// Written before the fixed step (a system in `FixedUpdate`, in
-/// [`PhysicsSystems::Prepare`](crate::PhysicsSystems::Prepare)), it acts on
-/// the first pass of the step and is then set back to zero.
+/// [`PhysicsSystems::Prepare`](crate::PhysicsSystems::Prepare), or in
+/// `Update`), it acts for the whole fixed step, in every pass (its impulse
+/// is `F·h` whatever the substep count), and is then set back to zero.
 ///
 /// Every awake [`Body`](crate::Body) has one; a [`Sleeping`](crate::Sleeping)
 /// body has none, so systems that push every body skip sleeping ones.

@@ -138,8 +138,8 @@ impl PhysicsSystems {
 /// body; sets without systems of yours cost nothing. Forces that are the
 /// same for every pass of a fixed step are cheaper in a system in
 /// `FixedUpdate` before [`PhysicsSystems::Step`] (an [`AccumulatedForce`]
-/// written there acts on the first pass; a [`ConstantForce`] acts on every
-/// pass). The results are the same bit for bit either way. A system of
+/// written there acts in every pass of the step, as a [`ConstantForce`]
+/// does). Copied out or not, the results are the same bit for bit. A system of
 /// yours here in none of the four sets runs at some point of the pass; the
 /// pass then copies around every stage for it.
 ///

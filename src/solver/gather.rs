@@ -23,9 +23,9 @@ type Pushed = (&'static BodyIndex, &'static mut AccumulatedForce);
 type PushedSince<'w, 's> = Query<'w, 's, Pushed, (Stepped, Changed<AccumulatedForce>)>;
 
 /// Start of the fixed step, after [`gather_written`]: collects the ground
-/// planes, takes each body's accumulated force for the first kick (the
-/// forces written since the last step; every body's after a rebuild), and
-/// reads its constant force and damping into its slot.
+/// planes, reads each body's constant force and damping into its slot, and
+/// adds to its constant force the accumulated force written since the last
+/// step (every body's after a rebuild), which then acts in every pass.
 pub(crate) fn gather(
     mut solver: ResMut<SolverState>,
     settings: Res<PhysicsSettings>,
@@ -60,14 +60,12 @@ pub(crate) fn gather(
         let i = index.slot as usize;
         (i < slots).then_some((i, taken))
     };
-    let (pending, pending_slots, extra_slots) = (
-        &mut solver.pending,
-        &mut solver.pending_slots,
-        &mut solver.extra_slots,
-    );
+    // A force written before the step acts for the whole fixed step, in
+    // every pass, as a constant force does (its impulse is `F·h` at any
+    // pass count); it is cleared at the next gather.
+    let (constant, extra_slots) = (&mut solver.constant, &mut solver.extra_slots);
     let mut apply = |(i, taken): (usize, Vec3)| {
-        pending[i] = taken.into();
-        pending_slots.push(i as u32);
+        constant[i] += Vec3A::from(taken);
         extra_slots.push(i as u32);
     };
     if rebuilt {

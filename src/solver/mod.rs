@@ -118,8 +118,10 @@ pub(crate) struct SolverState {
     /// the contacts of the current pass.
     pub planes: Vec<PlaneRow>,
     pub contacts: Vec<Contact>,
-    /// Per slot: forces taken from `AccumulatedForce` for the next kick,
-    /// the constant force, and the damping coefficient (0 for none).
+    /// Per slot: forces your substep systems added to `AccumulatedForce`,
+    /// for the next kick; the force of the whole step (`ConstantForce` plus
+    /// the `AccumulatedForce` written before the step); and the damping
+    /// coefficient (0 for none).
     pub pending: Vec<Vec3A>,
     pub constant: Vec<Vec3A>,
     pub damping: Vec<f32>,
