@@ -41,11 +41,43 @@
 
 use bevy::prelude::*;
 
+use bevy::ecs::entity::EntityHashSet;
+
 use crate::body::Body;
-use crate::data::requests::{AnchorAsleep, SolverRequests};
+use crate::constraints::DistanceConstraint;
+use crate::data::requests::{AnchorAsleep, SolverRequests, WakeTarget};
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
+use crate::islands::WakeCause;
 use crate::islands::{RestTime, Sleeping};
+use crate::spring::Spring;
+
+/// The bodies restored asleep that a spring or rod joins to an entity
+/// without a `Body`, each with that entity, in entity order.
+fn lost_anchors(world: &mut World, saved: &[BodyState]) -> Vec<(Entity, Entity)> {
+    let asleep: EntityHashSet = saved
+        .iter()
+        .filter(|state| state.sleeping)
+        .map(|state| state.entity)
+        .filter(|&entity| world.get::<Body>(entity).is_some())
+        .collect();
+    if asleep.is_empty() {
+        return Vec::new();
+    }
+    let mut ends: Vec<(Entity, Entity)> = Vec::new();
+    let mut springs = world.query::<&Spring>();
+    ends.extend(springs.iter(world).map(|spring| (spring.a, spring.b)));
+    let mut rods = world.query::<&DistanceConstraint>();
+    ends.extend(rods.iter(world).map(|rod| (rod.a, rod.b)));
+    let mut lost: Vec<(Entity, Entity)> = ends
+        .into_iter()
+        .flat_map(|(a, b)| [(a, b), (b, a)])
+        .filter(|&(body, other)| asleep.contains(&body) && world.get::<Body>(other).is_none())
+        .collect();
+    lost.sort_unstable();
+    lost.dedup();
+    lost
+}
 
 /// One body's saved state.
 ///
@@ -110,13 +142,21 @@ pub struct PhysicsSnapshot {
 /// app.world_mut().despawn(gone);
 /// let report = saved.restore(app.world_mut());
 /// assert_eq!((report.restored, report.missing), (1, 1));
+/// assert!(report.lost_anchors.is_empty());
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RestoreReport {
     /// Bodies written back.
     pub restored: usize,
     /// Saved bodies that no longer exist (or lost their `Body`); skipped.
     pub missing: usize,
+    /// `(body, gone)` for each body restored asleep whose spring or rod
+    /// leads to an entity `gone` that has no `Body` any more (an anchor
+    /// despawned since the save): its island wakes at the next step (an
+    /// [`IslandWoke`](crate::IslandWoke) with
+    /// [`WakeCause::BodyRemoved`](crate::WakeCause::BodyRemoved)) instead of
+    /// sleeping where nothing holds it. In entity order.
+    pub lost_anchors: Vec<(Entity, Entity)>,
 }
 
 impl PhysicsSnapshot {
@@ -251,8 +291,12 @@ impl PhysicsSnapshot {
         for mut anchor in anchors.iter_mut(world) {
             anchor.since = since;
         }
+        report.lost_anchors = lost_anchors(world, &self.bodies);
         if let Some(mut requests) = world.get_resource_mut::<SolverRequests>() {
             requests.resync();
+            for &(body, gone) in &report.lost_anchors {
+                requests.wake(WakeTarget::Body(body), WakeCause::BodyRemoved(gone));
+            }
         }
         report
     }

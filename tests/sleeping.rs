@@ -549,3 +549,40 @@ fn an_anchor_holding_awake_and_sleeping_islands_wakes_the_sleeping_one() {
     assert_eq!(woke.len(), 1);
     assert_eq!(woke[0].cause, WakeCause::FixedBodyMoved(p.anchor));
 }
+
+/// A sleeping rope saved, its anchor despawned, the snapshot restored: the
+/// report names the body that lost its anchor, and the rope wakes (with
+/// `BodyRemoved`) and falls instead of sleeping in mid-air.
+#[test]
+fn a_restored_island_whose_anchor_is_gone_wakes_and_falls() {
+    let mut app = sleepy_app();
+    let anchor = spawn(&mut app, Body::fixed(Vec3::ZERO));
+    let top = spawn(&mut app, Body::new(1.0).with_position(-Vec3::Y));
+    let bottom = spawn(&mut app, Body::new(1.0).with_position(-2.0 * Vec3::Y));
+    spawn(&mut app, Spring::new(anchor, top, 1.0, 100.0));
+    spawn(&mut app, Spring::new(top, bottom, 1.0, 100.0));
+    step(&mut app, 1);
+    app.world_mut().commands().entity(top).sleep_island();
+    step(&mut app, 2);
+    assert!(asleep(&app, top) && asleep(&app, bottom));
+    let saved = PhysicsSnapshot::save(app.world_mut());
+    app.world_mut().despawn(anchor);
+    step(&mut app, 5);
+    let report = saved.restore(app.world_mut());
+    assert_eq!(report.missing, 1);
+    assert_eq!(report.lost_anchors, vec![(top, anchor)]);
+    app.world_mut().resource_mut::<Events>().woke.clear();
+    step(&mut app, 30);
+    assert!(!asleep(&app, top) && !asleep(&app, bottom));
+    let woke = &app.world().resource::<Events>().woke;
+    assert!(
+        woke.iter()
+            .any(|w| w.cause == WakeCause::BodyRemoved(anchor) && w.bodies.contains(&top)),
+        "{woke:?}"
+    );
+    assert!(
+        body(&app, top).position.y < -1.1,
+        "the rope falls: {}",
+        body(&app, top).position
+    );
+}
