@@ -586,3 +586,81 @@ fn a_restored_island_whose_anchor_is_gone_wakes_and_falls() {
         body(&app, top).position
     );
 }
+
+/// Two bodies at rest on a spring, without gravity: an island that rests
+/// and falls asleep after `time_to_sleep`.
+fn resting_pair(app: &mut App) -> (Entity, Entity) {
+    set_gravity(app, Vec3::ZERO);
+    let a = spawn(app, Body::new(1.0));
+    let b = spawn(app, Body::new(1.0).with_position(Vec3::X));
+    spawn(app, Spring::new(a, b, 1.0, 50.0));
+    (a, b)
+}
+
+/// Steps until `e` sleeps; the number of steps it took.
+fn steps_until_asleep(app: &mut App, e: Entity, most: usize) -> usize {
+    (1..=most)
+        .find(|_| {
+            step(app, 1);
+            asleep(app, e)
+        })
+        .unwrap_or_else(|| panic!("{e} did not fall asleep in {most} steps"))
+}
+
+/// The frame an island falls asleep, its bodies' `RestTime` already reads
+/// 0 (as the docs say of a sleeping island), and only then.
+#[test]
+fn rest_time_is_zero_from_the_frame_an_island_sleeps() {
+    let mut app = sleepy_app();
+    let (a, b) = resting_pair(&mut app);
+    let time_to_sleep = app.world().resource::<SleepSettings>().time_to_sleep;
+    let mut last = 0.0;
+    for _ in 0..(2.0 * time_to_sleep / H) as usize {
+        step(&mut app, 1);
+        let rest = app.world().get::<RestTime>(a).unwrap().seconds();
+        if asleep(&app, a) {
+            assert_eq!(rest, 0.0, "asleep: RestTime is 0");
+            assert_eq!(app.world().get::<RestTime>(b).unwrap().seconds(), 0.0);
+            assert!(
+                last > 0.0 && last < time_to_sleep,
+                "it rested before: {last}"
+            );
+            return;
+        }
+        last = rest;
+    }
+    panic!("the pair never fell asleep");
+}
+
+/// Your code removing `Sleeping` from one body wakes the whole island, as
+/// `wake_island` does (`WakeCause::Command`), and the island then rests
+/// for the whole `time_to_sleep` again before it sleeps: no `IslandSlept`
+/// in the same step.
+#[test]
+fn removing_sleeping_from_a_body_wakes_its_island_for_a_full_rest() {
+    let mut app = sleepy_app();
+    let (a, b) = resting_pair(&mut app);
+    let time_to_sleep = app.world().resource::<SleepSettings>().time_to_sleep;
+    let first = steps_until_asleep(&mut app, a, 10_000);
+    assert!(asleep(&app, b));
+    app.world_mut().entity_mut(b).remove::<Sleeping>();
+    {
+        let mut events = app.world_mut().resource_mut::<Events>();
+        events.woke.clear();
+        events.slept.clear();
+    }
+    step(&mut app, 1);
+    assert!(
+        !asleep(&app, a) && !asleep(&app, b),
+        "the whole island wakes"
+    );
+    let events = app.world().resource::<Events>();
+    assert_eq!(events.woke.len(), 1, "{:?}", events.woke);
+    assert_eq!(events.woke[0].cause, WakeCause::Command(b));
+    assert!(events.slept.is_empty(), "no sleep in the same step");
+    let again = steps_until_asleep(&mut app, a, 10_000);
+    assert!(
+        (again as f32 + 1.0) * H >= time_to_sleep,
+        "rested {again} steps again (first sleep after {first})"
+    );
+}

@@ -7,7 +7,7 @@ use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
 use crate::data::forces::AccumulatedForce;
-use crate::data::requests::{SolverRequests, WakeCause, WakeTarget, mark_dirty, request};
+use crate::data::requests::{Island, SolverRequests, WakeCause, WakeTarget, mark_dirty, request};
 
 /// Runs this body's island with `k` passes of `h / k` per fixed step.
 ///
@@ -94,7 +94,12 @@ impl RestTime {
 }
 
 /// Marks a body whose island is asleep. Set and removed by the plugin; put an
-/// island to sleep or wake it with [`IslandCommands`].
+/// island to sleep or wake it with [`IslandCommands`]. Removing it from a
+/// body of a sleeping island wakes the whole island, as
+/// [`wake_island`](IslandCommands::wake_island) does. Inserting it on an
+/// awake body does not put its island to sleep (use
+/// [`sleep_island`](IslandCommands::sleep_island)): the next step takes it
+/// off again, with an [`IslandWoke`].
 ///
 /// A sleeping body has no [`AccumulatedForce`](crate::AccumulatedForce):
 /// systems that add to every body's accumulated force skip it, and so
@@ -334,11 +339,22 @@ fn wake_on_sleeping_disabled(mut world: DeferredWorld, ctx: HookContext) {
 }
 
 /// Hook: a body woke. It gets its [`AccumulatedForce`](crate::AccumulatedForce)
-/// back (sleeping bodies have none).
+/// back (sleeping bodies have none). Removed by your code from a body of a
+/// sleeping island (the plugin marks an island awake before it removes
+/// `Sleeping`), it wakes the island as `wake_island` does.
 fn on_sleeping_remove(mut world: DeferredWorld, ctx: HookContext) {
     world
         .commands()
         .entity(ctx.entity)
         .try_insert_if_new(AccumulatedForce::default());
-    mark_dirty(world, ctx);
+    if world
+        .get::<Island>(ctx.entity)
+        .is_some_and(Island::is_asleep)
+    {
+        request(&mut world, |requests| {
+            requests.wake(WakeTarget::Body(ctx.entity), WakeCause::Command(ctx.entity));
+        });
+    } else {
+        mark_dirty(world, ctx);
+    }
 }

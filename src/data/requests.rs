@@ -52,7 +52,8 @@ pub enum WakeCause {
     BodyRemoved(Entity),
     /// A new join merged the island with an awake one.
     Joined,
-    /// [`IslandCommands::wake_island`](crate::IslandCommands::wake_island) on this body.
+    /// [`IslandCommands::wake_island`](crate::IslandCommands::wake_island) on
+    /// this body, or your code removed its [`Sleeping`](crate::Sleeping).
     Command(Entity),
 }
 

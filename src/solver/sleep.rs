@@ -81,9 +81,13 @@ pub(crate) fn update_sleep(
             .slots
             .clone()
             .all(|s| valid[s] && vel[s].length_squared() < speed2[s]);
-        // An island kept awake keeps no time (nor writes it every step).
-        let timer = if resting && island.can_sleep {
-            island.timer + h
+        // An island kept awake keeps no time (nor writes it every step);
+        // nor does one that falls asleep now (a sleeping island's time is
+        // 0, and it starts from 0 when it wakes).
+        let rested = island.timer + h;
+        let falls_asleep = resting && island.can_sleep && rested >= time_to_sleep;
+        let timer = if resting && island.can_sleep && !falls_asleep {
+            rested
         } else {
             0.0
         };
@@ -96,7 +100,7 @@ pub(crate) fn update_sleep(
                 }
             }
         }
-        if resting && island.can_sleep && island.timer >= time_to_sleep {
+        if falls_asleep {
             island.sleeping = true;
             island.since = now;
             solver.any_sleeping = true;
