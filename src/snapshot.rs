@@ -154,7 +154,7 @@ pub struct RestoreReport {
     /// leads to an entity `gone` that has no `Body` any more (an anchor
     /// despawned since the save): its island wakes at the next step (an
     /// [`IslandWoke`](crate::IslandWoke) with
-    /// [`WakeCause::BodyRemoved`](crate::WakeCause::BodyRemoved)) instead of
+    /// [`WakeCause::BodyRemoved`]) instead of
     /// sleeping where nothing holds it. In entity order.
     pub lost_anchors: Vec<(Entity, Entity)>,
 }
