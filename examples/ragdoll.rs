@@ -68,10 +68,16 @@ fn main() {
     example_app("ragdoll")
         .add_systems(Startup, setup)
         .add_systems(
+            // Before the frame's fixed steps: a ragdoll takes its settings from
+            // its first step.
+            PreUpdate,
+            (dress_parts, apply_settings)
+                .chain()
+                .after(ModelSystems::Spawn),
+        )
+        .add_systems(
             Update,
             (
-                dress_parts,
-                apply_settings,
                 controls.run_if(not(egui_wants_any_keyboard_input)),
                 (show_sleep, draw_bones).after(PhysicsSystems::Interpolate),
             ),

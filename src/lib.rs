@@ -120,7 +120,8 @@ pub use spring::Spring;
 pub mod prelude {
     #[cfg(feature = "model-assets")]
     pub use crate::model::{
-        ModelParts, ModelSpawned, PhysicsModel, PhysicsModelInstance, PhysicsModelPlugin,
+        ModelParts, ModelSpawned, ModelSystems, PhysicsModel, PhysicsModelInstance,
+        PhysicsModelPlugin,
     };
     pub use crate::{
         AccumulatedForce, AutoSubsteps, Body, ConstantForce, ConstraintSettings, Damping,

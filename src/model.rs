@@ -78,8 +78,44 @@ impl Plugin for PhysicsModelPlugin {
         app.init_asset::<PhysicsModel>()
             .register_asset_loader(PhysicsModelLoader)
             .add_message::<ModelSpawned>()
-            .add_systems(PreUpdate, spawn_instances);
+            .add_systems(PreUpdate, spawn_instances.in_set(ModelSystems::Spawn));
     }
+}
+
+/// The sets of [`PhysicsModelPlugin`].
+///
+/// Instances are spawned in `PreUpdate`, before the frame's fixed steps. A
+/// system that adjusts what a model spawned (its settings, substeps, looks)
+/// and runs in `PreUpdate` after [`ModelSystems::Spawn`] has its changes in
+/// force from the first step the new bodies take part in.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // Every spawned model's bodies pick their own substep count.
+/// fn auto_substeps(
+///     mut commands: Commands,
+///     mut spawned: MessageReader<ModelSpawned>,
+///     parts: Query<&ModelParts>,
+/// ) {
+///     for message in spawned.read() {
+///         if let Ok(parts) = parts.get(message.instance) {
+///             for (_, body) in parts.bodies() {
+///                 commands.entity(body).insert(AutoSubsteps);
+///             }
+///         }
+///     }
+/// }
+///
+/// # let mut app = App::new();
+/// app.add_systems(PreUpdate, auto_substeps.after(ModelSystems::Spawn));
+/// ```
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ModelSystems {
+    /// Spawning instances whose model loaded or changed, and sending
+    /// [`ModelSpawned`].
+    Spawn,
 }
 
 /// A model: named bodies and the springs and rods between them. Load it from

@@ -312,3 +312,79 @@ fn a_typo_in_the_ragdoll_names_its_line_and_column() {
     assert!(error.message.contains("\"hed\""), "{error}");
     eprintln!("{error}");
 }
+
+/// Gives every spawned model's bodies `AutoSubsteps`.
+fn auto_substeps(
+    mut commands: Commands,
+    mut spawned: MessageReader<ModelSpawned>,
+    parts: Query<&ModelParts>,
+) {
+    for message in spawned.read() {
+        if let Ok(parts) = parts.get(message.instance) {
+            for (_, body) in parts.bodies() {
+                commands.entity(body).insert(AutoSubsteps);
+            }
+        }
+    }
+}
+
+#[derive(Resource, Default)]
+struct Unstable(usize);
+
+fn count_unstable(mut warnings: MessageReader<PhysicsWarning>, mut count: ResMut<Unstable>) {
+    count.0 += warnings
+        .read()
+        .filter(|w| matches!(w.issue, PhysicsIssue::Unstable { .. }))
+        .count();
+}
+
+/// A system in `PreUpdate` after `ModelSystems::Spawn` has its settings in
+/// force from the first step of a stiff model: no stability warning, and
+/// the rope runs several passes. The same system in `Update` runs after
+/// that first step, which then warns.
+#[test]
+fn settings_applied_after_model_spawn_hold_from_the_first_step() {
+    let folder = scratch("stiff");
+    std::fs::write(
+        folder.join("models/stiff.model.ron"),
+        r#"(
+            bodies: [
+                (name: "anchor", position: (0.0, 0.0), fixed: true),
+                (name: "a", position: (0.0, -0.1), mass: 0.2),
+                (name: "b", position: (0.0, -0.2), mass: 0.2),
+            ],
+            springs: [
+                (a: "anchor", b: "a", stiffness: 20000.0, length: 0.1),
+                (a: "a", b: "b", stiffness: 20000.0, length: 0.1),
+            ],
+        )"#,
+    )
+    .unwrap();
+    for early in [true, false] {
+        let mut app = app(&folder, false);
+        app.init_resource::<Unstable>()
+            .add_systems(Last, count_unstable);
+        if early {
+            app.add_systems(PreUpdate, auto_substeps.after(ModelSystems::Spawn));
+        } else {
+            app.add_systems(Update, auto_substeps);
+        }
+        let (_, instance) = place(&mut app, "models/stiff.model.ron", Vec3::ZERO);
+        until(&mut app, Duration::from_secs(10), "the model", |app| {
+            spawned(app, instance)
+        });
+        for _ in 0..10 {
+            app.update();
+        }
+        let unstable = app.world().resource::<Unstable>().0;
+        let body = parts(&app, instance).unwrap().body("b").unwrap();
+        let passes = app.world().get::<Island>(body).unwrap().substeps();
+        assert!(passes > 1, "AutoSubsteps took effect: {passes}");
+        if early {
+            assert_eq!(unstable, 0, "no warning from the first step");
+        } else {
+            assert!(unstable > 0, "the first step ran without AutoSubsteps");
+        }
+    }
+    let _ = std::fs::remove_dir_all(folder);
+}
