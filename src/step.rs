@@ -86,6 +86,8 @@ impl BuiltIn {
 pub(crate) struct SubstepUsers {
     /// `after[k]`: systems of yours run right after stage `k`.
     pub after: [bool; 4],
+    /// Worked out from the schedule as built (then kept until it changes).
+    pub known: bool,
 }
 
 impl SubstepUsers {
@@ -169,7 +171,17 @@ pub(crate) fn run_step(world: &mut World) {
 
 /// Finds which sets of [`PhysicsSubstep`] hold systems of yours: the
 /// schedule's systems outside the plugin's [`BuiltIn`] sets, set by set.
+/// Kept from the last step while the schedule is unchanged (only the step
+/// runs it, so it is changed exactly when systems or sets were added).
 fn substep_users(world: &mut World) -> SubstepUsers {
+    let last = *world.resource::<SubstepUsers>();
+    let changed = world
+        .get_resource::<Schedules>()
+        .and_then(|schedules| schedules.get(PhysicsSubstep))
+        .is_none_or(Schedule::is_changed);
+    if last.known && !changed {
+        return last;
+    }
     world
         .try_schedule_scope(PhysicsSubstep, |world, schedule| {
             // Builds the schedule only when it changed since it last ran.
@@ -182,7 +194,10 @@ fn substep_users(world: &mut World) -> SubstepUsers {
                 .sum();
             let total = schedule.graph().systems.len();
             if total <= built_in {
-                return SubstepUsers::default();
+                return SubstepUsers {
+                    known: true,
+                    ..default()
+                };
             }
             let mut after = [false; 4];
             let mut grouped = 0;
@@ -196,7 +211,7 @@ fn substep_users(world: &mut World) -> SubstepUsers {
             if total > built_in + grouped {
                 after = [true; 4];
             }
-            SubstepUsers { after }
+            SubstepUsers { after, known: true }
         })
         .unwrap_or_default()
 }

@@ -444,3 +444,26 @@ fn a_force_gives_the_same_impulse_at_any_substep_count() {
         }
     }
 }
+
+#[derive(Resource, Default)]
+struct Passes(u32);
+
+fn count_passes(mut passes: ResMut<Passes>) {
+    passes.0 += 1;
+}
+
+/// A system added to `PhysicsSubstep` after the app has been stepping runs
+/// from the next step on, once per pass.
+#[test]
+fn a_substep_system_added_later_runs_from_the_next_step() {
+    let mut app = app();
+    app.init_resource::<Passes>();
+    spawn(&mut app, (Body::new(1.0), Substeps(3)));
+    step(&mut app, 5);
+    app.add_systems(
+        PhysicsSubstep,
+        count_passes.in_set(PhysicsSystems::IntegrateVelocities),
+    );
+    step(&mut app, 4);
+    assert_eq!(app.world().resource::<Passes>().0, 4 * 3);
+}
