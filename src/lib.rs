@@ -114,7 +114,7 @@ pub use islands::{
 pub use kernels::stability::SpringStability;
 pub use plugin::EulerPhysicsPlugin;
 pub use snapshot::{BodyState, PhysicsSnapshot, RestoreReport, physics_checksum};
-pub use spring::Spring;
+pub use spring::{Spring, SpringFrequency};
 
 /// Everything a game needs: `use bevy_euler_physics::prelude::*;`.
 pub mod prelude {
@@ -129,8 +129,8 @@ pub mod prelude {
         IslandCommands, IslandSlept, IslandWoke, PhysicsError, PhysicsIssue, PhysicsSettings,
         PhysicsSnapshot, PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning,
         PositionHistory, Radius, RestTime, SleepSettings, SleepThreshold, Sleeping,
-        SleepingDisabled, Spring, SubstepBodies, Substeps, TransformSyncDisabled, WakeCause,
-        physics_checksum,
+        SleepingDisabled, Spring, SpringFrequency, SubstepBodies, Substeps, TransformSyncDisabled,
+        WakeCause, physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

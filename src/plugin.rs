@@ -14,13 +14,13 @@ use crate::data::islands::{
     SleepingDisabled, Substeps,
 };
 use crate::data::issues::{PhysicsError, PhysicsIssue, PhysicsWarning};
-use crate::data::joins::Spring;
+use crate::data::joins::{Spring, SpringFrequency};
 use crate::data::requests::{Island, SolverRequests, WakeCause};
 use crate::data::settings::{
     PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems, age_step_end,
 };
 use crate::interpolation;
-use crate::solver::{SolverState, gather, rebuild, report, scatter, sleep, wakes};
+use crate::solver::{SolverState, frequency, gather, rebuild, report, scatter, sleep, wakes};
 use crate::step::{
     BuiltIn, CurrentPass, StepEnd, StepStart, SteppedElsewhere, SubstepUsers, built_in, run_step,
 };
@@ -67,6 +67,7 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<Body>()
             .register_type::<Damping>()
             .register_type::<Spring>()
+            .register_type::<SpringFrequency>()
             .register_type::<Gravity>()
             .register_type::<ConstantForce>()
             .register_type::<AccumulatedForce>()
@@ -134,6 +135,7 @@ impl Plugin for EulerPhysicsPlugin {
                 StepStart,
                 (
                     report::check_settings,
+                    frequency::resolve_frequencies,
                     report::readmit_fixed,
                     wakes::detect_wakes,
                     rebuild::rebuild,

@@ -12,4 +12,4 @@
 //! scenes), then added to its bodies in row order: the sums do not depend on
 //! how many threads computed the slots.
 
-pub use crate::data::joins::Spring;
+pub use crate::data::joins::{Spring, SpringFrequency};

@@ -5,6 +5,7 @@
 //! ```text
 //! StepStart (single-threaded schedule, chained)
 //!   check_settings        warn once about bad PhysicsSettings / SleepSettings
+//!   resolve_frequencies   springs tuned by frequency follow their ends' masses
 //!   readmit_fixed         bodies and joins whose PhysicsError was fixed come back
 //!   detect_wakes          what touched a sleeping island → wake requests
 //!   rebuild               the index, only when something structural changed

@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 
-use crate::data::requests::{WakeCause, WakeTarget, request};
+use crate::data::requests::{WakeCause, WakeTarget, mark_dirty, request};
 use crate::kernels::springs::spring_force;
 
 /// A damped spring between two bodies, on an entity of its own.
@@ -138,6 +138,44 @@ impl Spring {
         self
     }
 
+    /// A spring tuned by its natural frequency `hertz` and its damping
+    /// ratio (0: undamped, 1: critically damped) instead of a stiffness
+    /// and a damping: with a [`SpringFrequency`] that keeps them, so that
+    /// the plugin sets `stiffness = m·(2π·f)²` and `damping = 2·ζ·m·(2π·f)`
+    /// from the reduced mass `m = 1 / (1/m_a + 1/m_b)` of its two bodies (a
+    /// fixed end counts as infinitely heavy) before the spring's first step,
+    /// and again from the step after either mass changes. A spring on a
+    /// body of 2 kg hanging from a fixed anchor, at 2 Hz, swings with a
+    /// period of 0.5 s whatever the body's mass.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_euler_physics::prelude::*;
+    ///
+    /// fn setup(mut commands: Commands) {
+    ///     let anchor = commands.spawn(Body::fixed(Vec3::ZERO)).id();
+    ///     let bob = commands.spawn(Body::new(2.0).with_position(-Vec3::Y)).id();
+    ///     // 2 Hz, a tenth of critical damping.
+    ///     commands.spawn(Spring::from_frequency(anchor, bob, 1.0, 2.0, 0.1));
+    /// }
+    /// # App::new().add_systems(Startup, setup);
+    /// ```
+    pub const fn from_frequency(
+        a: Entity,
+        b: Entity,
+        rest_length: f32,
+        hertz: f32,
+        damping_ratio: f32,
+    ) -> (Self, SpringFrequency) {
+        (
+            Self::new(a, b, rest_length, 0.0),
+            SpringFrequency {
+                hertz,
+                damping_ratio,
+            },
+        )
+    }
+
     /// The force on `a` for ends at `xa`, `xb` moving at `va`, `vb`; `b`
     /// gets its negation. Zero when the ends coincide.
     ///
@@ -159,6 +197,58 @@ impl Spring {
             self.damping,
         )
         .into()
+    }
+}
+
+/// Tunes the [`Spring`] of its entity by frequency and damping ratio (see
+/// [`Spring::from_frequency`]): the plugin keeps the spring's `stiffness`
+/// and `damping` at what they give for the masses of its two bodies, so
+/// everything that reads the spring (its force, the stability estimate,
+/// the debug panel's energy) sees the values in use.
+///
+/// A negative or non-finite frequency or ratio gives a stiffness or
+/// damping that the spring's checks report.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// let tuning = SpringFrequency { hertz: 2.0, damping_ratio: 0.0 };
+/// // For a reduced mass of 2 kg (1/m_a + 1/m_b = 0.5 per kg):
+/// let (k, c) = tuning.resolve(0.5);
+/// let omega = 2.0 * std::f32::consts::PI * 2.0;
+/// assert!((k - 2.0 * omega * omega).abs() < 1e-3 && c == 0.0);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(on_insert = mark_dirty)]
+pub struct SpringFrequency {
+    /// The natural frequency `f`, in Hz.
+    pub hertz: f32,
+    /// The damping ratio `ζ`: 0 undamped, 1 critically damped.
+    pub damping_ratio: f32,
+}
+
+impl SpringFrequency {
+    /// The stiffness and damping for two bodies whose inverse masses add up
+    /// to `inv_mass_sum` (0 when both are fixed, which gives none).
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// let tuning = SpringFrequency { hertz: 1.0, damping_ratio: 1.0 };
+    /// assert_eq!(tuning.resolve(0.0), (0.0, 0.0));
+    /// ```
+    pub fn resolve(&self, inv_mass_sum: f32) -> (f32, f32) {
+        // (NaN is no mass either.)
+        if inv_mass_sum.is_nan() || inv_mass_sum <= 0.0 {
+            return (0.0, 0.0);
+        }
+        let mass = 1.0 / inv_mass_sum;
+        let omega = core::f32::consts::TAU * self.hertz;
+        (
+            mass * omega * omega,
+            2.0 * self.damping_ratio * mass * omega,
+        )
     }
 }
 

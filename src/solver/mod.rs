@@ -43,6 +43,7 @@ use crate::kernels::constraints::{Contact, PlaneRow, RodRow, RoundRow};
 use crate::kernels::parts::Span;
 use crate::kernels::springs::SpringRow;
 
+pub(crate) mod frequency;
 pub(crate) mod gather;
 pub(crate) mod par;
 pub(crate) mod pass;
