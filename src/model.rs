@@ -22,8 +22,9 @@
 //! Body fields: `name` (required, unique), `position` (default origin),
 //! `velocity`, `mass` (default 1 kg; must be positive and finite),
 //! `fixed`, `radius` (contacts with [`GroundPlane`](crate::GroundPlane)s)
-//! and `damping` ([`Damping`]). Spring fields: `a`, `b`, `stiffness`,
-//! `damping`, `length`. Rod fields ([`DistanceConstraint`]): `a`, `b`,
+//! and `damping` ([`Damping`]). Spring fields: `a`, `b`, `stiffness` and
+//! `damping`, or `frequency` (Hz) and `damping_ratio` instead (see
+//! [`Spring::from_frequency`](crate::Spring::from_frequency)), and `length`. Rod fields ([`DistanceConstraint`]): `a`, `b`,
 //! `length`. Every list may be left out.
 //!
 //! [`PhysicsModelPlugin`] registers the asset and its loader (extension
@@ -242,11 +243,20 @@ pub struct ModelSpring {
     pub a: String,
     /// The other end's name.
     pub b: String,
-    /// In N/m.
-    pub stiffness: f32,
-    /// In N·s/m. Default 0.
+    /// In N/m. A spring has a stiffness or a `frequency`, not both.
+    #[serde(default)]
+    pub stiffness: Option<f32>,
+    /// In N·s/m, with a stiffness. Default 0.
     #[serde(default)]
     pub damping: f32,
+    /// The natural frequency in Hz, instead of a stiffness: see
+    /// [`Spring::from_frequency`](crate::Spring::from_frequency).
+    #[serde(default)]
+    pub frequency: Option<f32>,
+    /// The damping ratio, with a `frequency` (0 undamped, 1 critical).
+    /// Default 0.
+    #[serde(default)]
+    pub damping_ratio: f32,
     /// The rest length; by default the distance between the ends as placed
     /// in the model.
     #[serde(default)]
@@ -264,9 +274,50 @@ impl ModelSpring {
         Self {
             a: a.into(),
             b: b.into(),
-            stiffness,
+            stiffness: Some(stiffness),
             damping: 0.0,
+            frequency: None,
+            damping_ratio: 0.0,
             length: None,
+        }
+    }
+
+    /// A spring between `a` and `b` tuned by frequency (Hz) and damping
+    /// ratio.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::model::ModelSpring;
+    /// let spring = ModelSpring::from_frequency("a", "b", 2.0, 0.1);
+    /// assert_eq!((spring.stiffness, spring.frequency), (None, Some(2.0)));
+    /// ```
+    pub fn from_frequency(
+        a: impl Into<String>,
+        b: impl Into<String>,
+        hertz: f32,
+        damping_ratio: f32,
+    ) -> Self {
+        Self {
+            stiffness: None,
+            frequency: Some(hertz),
+            damping_ratio,
+            ..Self::new(a, b, 0.0)
+        }
+    }
+
+    /// The spring's tuning: `Ok((true, frequency, ratio))` or `Ok((false,
+    /// stiffness, damping))`, or what is wrong with it.
+    fn tuning(&self) -> Result<(bool, f32, f32), &'static str> {
+        match (self.stiffness, self.frequency) {
+            (Some(_), Some(_)) => Err("has both a stiffness and a frequency; give one"),
+            (None, None) => Err("has neither a stiffness nor a frequency"),
+            (Some(_), None) if self.damping_ratio != 0.0 => Err(
+                "has a damping_ratio, which goes with a frequency; give a damping with a stiffness",
+            ),
+            (None, Some(_)) if self.damping != 0.0 => Err(
+                "has a damping, which goes with a stiffness; give a damping_ratio with a frequency",
+            ),
+            (Some(k), None) => Ok((false, k, self.damping)),
+            (None, Some(f)) => Ok((true, f, self.damping_ratio)),
         }
     }
 }
@@ -456,15 +507,7 @@ impl PhysicsModel {
         let joins = self
             .springs
             .iter()
-            .map(|s| {
-                (
-                    "spring",
-                    &s.a,
-                    &s.b,
-                    s.length,
-                    Some((s.stiffness, s.damping)),
-                )
-            })
+            .map(|s| ("spring", &s.a, &s.b, s.length, Some(s.tuning())))
             .chain(
                 self.rods
                     .iter()
@@ -513,15 +556,24 @@ impl PhysicsModel {
                     "the {kind} {a:?}–{b:?} has length {length}; it must be zero or positive, and finite"
                 )));
             }
-            if let Some((stiffness, damping)) = spring
-                && !(stiffness >= 0.0
-                    && stiffness.is_finite()
-                    && damping >= 0.0
-                    && damping.is_finite())
-            {
-                return Err(at(format!(
-                    "the spring {a:?}–{b:?} has stiffness {stiffness} and damping {damping}; both must be zero or positive, and finite"
-                )));
+            match spring {
+                Some(Err(wrong)) => return Err(at(format!("the spring {a:?}–{b:?} {wrong}"))),
+                Some(Ok((by_frequency, value, damping)))
+                    if !(value >= 0.0
+                        && value.is_finite()
+                        && damping >= 0.0
+                        && damping.is_finite()) =>
+                {
+                    let (what, how) = if by_frequency {
+                        ("frequency", "damping ratio")
+                    } else {
+                        ("stiffness", "damping")
+                    };
+                    return Err(at(format!(
+                        "the spring {a:?}–{b:?} has {what} {value} and {how} {damping}; both must be zero or positive, and finite"
+                    )));
+                }
+                _ => {}
             }
             *nth += 1;
         }
@@ -623,15 +675,18 @@ impl PhysicsModel {
         for spring in &self.springs {
             if let (Some(a), Some(b)) = (find(&spring.a), find(&spring.b)) {
                 let length = self.spring_length(spring);
-                joins.push(
-                    commands
-                        .spawn((
-                            Spring::new(a, b, length, spring.stiffness)
-                                .with_damping(spring.damping),
-                            Name::new(format!("{}–{}", spring.a, spring.b)),
-                        ))
-                        .id(),
-                );
+                let name = Name::new(format!("{}–{}", spring.a, spring.b));
+                // Checked when the model loaded.
+                let mut join = match spring.tuning() {
+                    Ok((true, hertz, ratio)) => {
+                        commands.spawn(Spring::from_frequency(a, b, length, hertz, ratio))
+                    }
+                    Ok((false, stiffness, damping)) => {
+                        commands.spawn(Spring::new(a, b, length, stiffness).with_damping(damping))
+                    }
+                    Err(_) => continue,
+                };
+                joins.push(join.insert(name).id());
             }
         }
         for rod in &self.rods {
@@ -951,6 +1006,37 @@ mod tests {
         let error = PhysicsModel::from_ron(source).unwrap_err();
         assert_eq!(error.line, 4, "{error}");
         assert!(error.message.contains("length"), "{error}");
+    }
+
+    /// A spring gives a stiffness or a frequency, each with its own
+    /// damping: anything else is refused on the spring's line.
+    #[test]
+    fn a_spring_is_tuned_by_stiffness_or_by_frequency() {
+        let spring = |fields: &str| {
+            format!(
+                "(\n  bodies: [(name: \"a\"), (name: \"b\")],\n  springs: [\n    (a: \"a\", b: \"b\"{fields}),\n  ],\n)"
+            )
+        };
+        let model =
+            PhysicsModel::from_ron(&spring(", frequency: 2.0, damping_ratio: 0.5")).unwrap();
+        assert_eq!(
+            model.springs[0],
+            ModelSpring {
+                length: None,
+                ..ModelSpring::from_frequency("a", "b", 2.0, 0.5)
+            }
+        );
+        for (fields, expected) in [
+            (", stiffness: 1.0, frequency: 2.0", "both"),
+            ("", "neither"),
+            (", frequency: 2.0, damping: 1.0", "damping_ratio"),
+            (", stiffness: 1.0, damping_ratio: 0.1", "damping_ratio"),
+            (", frequency: -2.0", "frequency -2"),
+        ] {
+            let error = PhysicsModel::from_ron(&spring(fields)).unwrap_err();
+            assert_eq!(error.line, 4, "{fields}: {error}");
+            assert!(error.message.contains(expected), "{fields}: {error}");
+        }
     }
 
     #[test]

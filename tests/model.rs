@@ -388,3 +388,36 @@ fn settings_applied_after_model_spawn_hold_from_the_first_step() {
     }
     let _ = std::fs::remove_dir_all(folder);
 }
+
+/// A spring tuned by frequency in a model file spawns with its
+/// `SpringFrequency`, and its stiffness follows the reduced mass of its
+/// ends from the first step.
+#[test]
+fn a_model_spring_tuned_by_frequency_gets_its_stiffness_from_the_masses() {
+    let folder = scratch("frequency");
+    std::fs::write(
+        folder.join("models/tuned.model.ron"),
+        r#"(
+            bodies: [
+                (name: "anchor", position: (0.0, 0.0), fixed: true),
+                (name: "bob", position: (0.0, -1.0), mass: 2.0),
+            ],
+            springs: [(a: "anchor", b: "bob", frequency: 2.0, damping_ratio: 0.1)],
+        )"#,
+    )
+    .unwrap();
+    let mut app = app(&folder, false);
+    let (_, instance) = place(&mut app, "models/tuned.model.ron", Vec3::ZERO);
+    until(&mut app, Duration::from_secs(10), "the model", |app| {
+        spawned(app, instance)
+    });
+    app.update();
+    let join = parts(&app, instance).unwrap().joins()[0];
+    let spring = *app.world().get::<Spring>(join).unwrap();
+    let tuning = *app.world().get::<SpringFrequency>(join).unwrap();
+    assert_eq!((tuning.hertz, tuning.damping_ratio), (2.0, 0.1));
+    let omega = 2.0 * std::f32::consts::PI * 2.0;
+    assert!((spring.stiffness - 2.0 * omega * omega).abs() < 1e-3 * spring.stiffness);
+    assert!((spring.damping - 2.0 * 0.1 * 2.0 * omega).abs() < 1e-4 * spring.damping);
+    let _ = std::fs::remove_dir_all(folder);
+}
