@@ -32,8 +32,10 @@ use crate::data::requests::{WakeCause, WakeTarget, mark_dirty, request};
 #[component(immutable, on_insert = wake_ends, on_discard = wake_ends)]
 pub struct DistanceConstraint {
     /// One end.
+    #[entities]
     pub a: Entity,
     /// The other end.
+    #[entities]
     pub b: Entity,
     /// The distance kept, in metres.
     pub length: f32,

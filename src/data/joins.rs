@@ -55,6 +55,10 @@ use crate::kernels::springs::spring_force;
 /// # App::new().add_systems(Update, stiffen);
 /// ```
 ///
+/// Its two ends are entity references that Bevy maps when the spring is
+/// copied into another world (a scene loaded, an entity cloned), so a
+/// copied rope joins the copies of its bodies.
+///
 /// # Invalid values
 ///
 /// A spring whose end is missing, has no [`Body`](crate::Body), or is the
@@ -65,8 +69,10 @@ use crate::kernels::springs::spring_force;
 #[component(immutable, on_insert = wake_ends, on_discard = wake_ends)]
 pub struct Spring {
     /// The first body.
+    #[entities]
     pub a: Entity,
     /// The second body.
+    #[entities]
     pub b: Entity,
     /// Length at rest, in metres. Default: set by [`Spring::new`].
     pub rest_length: f32,

@@ -1,0 +1,102 @@
+//! Joins hold entities: copied into another world through reflection, with
+//! the entity mapping a scene loader applies, a rope's springs and rods
+//! point at the copies of their bodies, and the copy steps to the same bits.
+
+mod common;
+
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+use bevy_euler_physics::prelude::*;
+use common::*;
+
+/// A rope of springs, one rod, under a fixed anchor.
+fn rope(app: &mut App) -> Vec<Entity> {
+    let mut entities = vec![spawn(app, Body::fixed(Vec3::ZERO))];
+    for i in 1..=6 {
+        let body = spawn(
+            app,
+            Body::new(1.0).with_position(Vec3::new(0.2 * i as f32, -0.3 * i as f32, 0.0)),
+        );
+        let previous = *entities.last().unwrap();
+        entities.push(body);
+        let join = if i == 4 {
+            spawn(app, DistanceConstraint::new(previous, body, 0.36))
+        } else {
+            spawn(
+                app,
+                Spring::new(previous, body, 0.3, 200.0).with_damping(0.5),
+            )
+        };
+        entities.push(join);
+    }
+    entities
+}
+
+/// Copies `entities` of `from` into new entities of `to` the way a scene
+/// loader does: every reflected component, its entities mapped to the new
+/// ones. Returns the mapping.
+fn copy(from: &App, to: &mut App, entities: &[Entity]) -> EntityHashMap<Entity> {
+    let mut map: EntityHashMap<Entity> = entities
+        .iter()
+        .map(|&e| (e, to.world_mut().spawn_empty().id()))
+        .collect();
+    let registry = from.world().resource::<AppTypeRegistry>().clone();
+    let registry = registry.read();
+    for &entity in entities {
+        let source = from.world().entity(entity);
+        for registration in registry.iter() {
+            let Some(reflect) = registration.data::<ReflectComponent>() else {
+                continue;
+            };
+            if !(registration
+                .type_info()
+                .type_path()
+                .contains("bevy_euler_physics"))
+            {
+                continue;
+            }
+            let Some(value) = reflect.reflect(source) else {
+                continue;
+            };
+            let mut value = value.reflect_clone().expect("cloneable");
+            reflect.map_entities(value.as_mut(), &mut map);
+            let target = map[&entity];
+            reflect.insert(
+                &mut to.world_mut().entity_mut(target),
+                value.as_partial_reflect(),
+                &registry,
+            );
+        }
+    }
+    map
+}
+
+#[test]
+fn a_rope_copied_with_its_entities_mapped_steps_to_the_same_bits() {
+    let mut original = app();
+    let entities = rope(&mut original);
+    step(&mut original, 10);
+    let mut copy_app = app();
+    // Entities the copy's world already uses, so that the ids differ.
+    for _ in 0..5 {
+        copy_app.world_mut().spawn_empty();
+    }
+    let map = copy(&original, &mut copy_app, &entities);
+    for &e in &entities {
+        if let Some(spring) = original.world().get::<Spring>(e) {
+            let copied = copy_app.world().get::<Spring>(map[&e]).unwrap();
+            assert_eq!((copied.a, copied.b), (map[&spring.a], map[&spring.b]));
+        }
+        if let Some(rod) = original.world().get::<DistanceConstraint>(e) {
+            let copied = copy_app.world().get::<DistanceConstraint>(map[&e]).unwrap();
+            assert_eq!((copied.a, copied.b), (map[&rod.a], map[&rod.b]));
+        }
+    }
+    step(&mut original, 60);
+    step(&mut copy_app, 60);
+    for &e in &entities {
+        if let Some(&body) = original.world().get::<Body>(e) {
+            assert_eq!(body, *copy_app.world().get::<Body>(map[&e]).unwrap(), "{e}");
+        }
+    }
+}
