@@ -132,11 +132,9 @@ pub(crate) fn run_step(world: &mut World) {
         groups
     };
     for group in 0..groups {
-        // (Already at most that many, unless the timestep changed since the
-        // rebuild.)
-        let passes = world.resource::<SolverState>().groups[group]
-            .passes
-            .min(PhysicsSettings::most_passes(timestep));
+        // (At most one per nanosecond of the timestep: the rebuild, which
+        // runs whenever the timestep changes, clamps it.)
+        let passes = world.resource::<SolverState>().groups[group].passes;
         // `timestep / passes` in whole nanoseconds, as `Time<Fixed>` would
         // hold it: a pass of h/k is then the same as a fixed step of h/k.
         let dt = if passes == 1 {

@@ -158,7 +158,7 @@ pub(super) fn decide(p: &mut Rebuild, scene: &Scene, islands: &Islands) -> Decid
         members: Vec::with_capacity(islands.members.len()),
     };
     let most = PhysicsSettings::most_passes(timestep);
-    report_short_passes(p, islands, h, most);
+    let mut wanted = 1;
     for b in &islands.builds {
         let bodies = || {
             islands.members[b.members.clone()]
@@ -166,7 +166,9 @@ pub(super) fn decide(p: &mut Rebuild, scene: &Scene, islands: &Islands) -> Decid
                 .map(|&i| scene.nodes[i as usize].entity)
         };
         let sleeping = sleeps(p, scene, islands, b, now);
-        let passes = pass_count(p, b, h).min(most);
+        let asked = pass_count(p, b, h);
+        wanted = wanted.max(asked);
+        let passes = asked.min(most);
         let pass_h = (timestep / passes).as_secs_f32();
         let load = b.stability.load(pass_h);
         if let Some((spring, _)) = b.stiffest {
@@ -197,19 +199,14 @@ pub(super) fn decide(p: &mut Rebuild, scene: &Scene, islands: &Islands) -> Decid
         decided.passes.push(passes);
         decided.loads.push(load);
     }
+    report_short_passes(p, wanted, most);
     decided
 }
 
 /// Warns once per fixed timestep and pass count when islands ask for more
 /// passes than the timestep has nanoseconds (a pass of zero length would
 /// divide by zero).
-fn report_short_passes(p: &mut Rebuild, islands: &Islands, h: f32, most: u32) {
-    let wanted = islands
-        .builds
-        .iter()
-        .map(|b| pass_count(p, b, h))
-        .max()
-        .unwrap_or(1);
+fn report_short_passes(p: &mut Rebuild, wanted: u32, most: u32) {
     let timestep = p.time.timestep();
     if wanted <= most {
         p.solver.short_passes_reported = None;
