@@ -38,12 +38,26 @@ pub fn example_binary(name: &str, sources: &[&str]) -> PathBuf {
     binary
 }
 
+/// The sources of the `integrator_lab` example: its modules and the
+/// integrators it steps with (and shows the source of).
+pub fn lab_sources() -> Vec<String> {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/integrator_lab");
+    let mut sources: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+        .map(|entry| {
+            let name = entry.expect("a directory entry").file_name();
+            format!("examples/integrator_lab/{}", name.to_string_lossy())
+        })
+        .collect();
+    sources.push("src/integrators.rs".to_owned());
+    sources
+}
+
 /// The `integrator_lab` binary.
 pub fn lab_binary() -> PathBuf {
-    example_binary(
-        "integrator_lab",
-        &["examples/integrator_lab.rs", "src/integrators.rs"],
-    )
+    let sources = lab_sources();
+    let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
+    example_binary("integrator_lab", &sources)
 }
 
 pub fn run(args: &[&str]) -> Output {
