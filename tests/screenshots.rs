@@ -458,23 +458,31 @@ fn beads_stay_on_their_rings() {
     );
 }
 
-/// The integrator lab draws its panel and plots all four methods' drift:
-/// each method's colour is on screen, and the panel (egui's grey) fills the
-/// left side.
+/// The integrator lab, playing its trace event by event (`--trace`), draws
+/// its panel and plots all four methods' drift: each method's colour is on
+/// screen, and the panel (egui's grey) fills the left side. The code panel
+/// fills the right side, with the line of the current event highlighted,
+/// and the event's arrow is on the stage between the panels.
 #[test]
 fn lab_plots_every_method() {
-    // As `METHOD_COLORS` in `examples/integrator_lab.rs`.
+    // As `METHOD_COLORS` in `examples/integrator_lab/ui.rs`.
     let methods = [
         Color::srgb_u8(235, 95, 85),
         Color::srgb_u8(240, 200, 70),
         Color::srgb_u8(100, 205, 125),
         Color::srgb_u8(120, 160, 245),
     ];
-    let Some(image) = capture(
-        "integrator_lab",
-        &["examples/integrator_lab.rs", "src/integrators.rs"],
-        240,
-    ) else {
+    // As `HIGHLIGHT` in `examples/integrator_lab/code.rs` and `EVENT_COLOR`
+    // in `examples/integrator_lab/stage.rs`.
+    let highlight = Color::srgb_u8(110, 80, 20);
+    let event = Color::srgb(1.0, 0.3, 0.85);
+    let sources = lab::lab_sources();
+    let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
+    // 200 frames of 1/60 s: 3.3 s, the 8th event of 0.45 s each (the move
+    // of the second semi-implicit Euler step).
+    let Some(image) =
+        captures("integrator_lab", &sources, 200, &[&["--trace"]]).map(|mut shots| shots.remove(0))
+    else {
         return;
     };
     assert_not_blank("integrator_lab", &image);
@@ -487,16 +495,39 @@ fn lab_plots_every_method() {
             pixels.len()
         );
     }
-    // The panel: the left quarter is mostly not the scene's background.
+    // The panels: the left and the right quarters are mostly not the
+    // scene's background.
     let background = rgb(BACKGROUND);
-    let left = (0..HEIGHT)
-        .flat_map(|y| (0..WIDTH / 4).map(move |x| (x, y)))
-        .filter(|&(x, y)| !near(image.get_pixel(x, y).0, background, 6))
-        .count();
+    let differing = |xs: std::ops::Range<u32>| {
+        (0..HEIGHT)
+            .flat_map(|y| xs.clone().map(move |x| (x, y)))
+            .filter(|&(x, y)| !near(image.get_pixel(x, y).0, background, 6))
+            .count()
+    };
+    let quarter = (WIDTH / 4 * HEIGHT) as usize;
+    let left = differing(0..WIDTH / 4);
     assert!(
-        left * 2 > (WIDTH / 4 * HEIGHT) as usize,
+        left * 2 > quarter,
         "no panel on the left: {left} pixels differ from the background"
     );
+    let right = differing(WIDTH * 3 / 4..WIDTH);
+    assert!(
+        right * 2 > quarter,
+        "no code panel on the right: {right} pixels differ from the background"
+    );
+    // A highlighted line of code, right of the middle: at least a line's
+    // height over a few dozen characters.
+    let lit = pixels_of(&image, &[highlight], 8)
+        .into_iter()
+        .filter(|&(x, _)| x > WIDTH * 2 / 3)
+        .count();
+    assert!(lit > 1500, "no highlighted line of code: {lit} pixels");
+    // The event's arrow on the stage.
+    let arrow = pixels_of(&image, &[event], 40)
+        .into_iter()
+        .filter(|&(x, _)| (WIDTH / 3..WIDTH * 2 / 3).contains(&x))
+        .count();
+    assert!(arrow > 10, "no event arrow on the stage: {arrow} pixels");
 }
 
 /// Two peers of the rollback example, each in its own window, play the same

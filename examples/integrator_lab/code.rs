@@ -237,7 +237,7 @@ pub fn code_panel(
                     && let Some(words) = narrations.get(event)
                 {
                     ui.label(
-                        egui::RichText::new(format!("    ↳ {words}"))
+                        egui::RichText::new(format!("    » {words}"))
                             .italics()
                             .color(NARRATION),
                     );

@@ -247,7 +247,7 @@ pub fn drift_plot(
         plot = plot.y_axis_formatter(|mark, _| percent_label(mark.value));
     }
     plot.show(ui, |plot_ui| {
-        plot_ui.vline(VLine::new("now", now).color(CURSOR_COLOR).width(1.0));
+        plot_ui.vline(VLine::new("", now).color(CURSOR_COLOR).width(1.0));
         for &time in &history.changes {
             plot_ui.vline(
                 VLine::new("settings changed", time)

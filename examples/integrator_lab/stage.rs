@@ -21,7 +21,7 @@ const VELOCITY_SCALE: f32 = 0.5;
 const FORCE_SCALE: f32 = 0.15;
 /// The square of the world the view keeps visible between the panels,
 /// centred on the anchor, in metres.
-const SCENE_SIZE: f32 = 17.0;
+const SCENE_SIZE: f32 = 12.0;
 
 const ANCHOR_COLOR: Color = Color::srgb(0.85, 0.85, 0.9);
 const SPRING_COLOR: Color = Color::srgb(0.55, 0.55, 0.6);
@@ -45,6 +45,22 @@ fn arrow(gizmos: &mut Gizmos, from: Vec2, vector: Vec2, color: Color) {
             .arrow_2d(from, from + vector, color)
             .with_tip_length((0.3 * length).min(0.25));
     }
+}
+
+/// An arrow of the trace event, as line strips: Bevy draws its gizmos'
+/// strips (circles, paths) over their plain lines, and the event's arrow
+/// goes over everything.
+fn event_arrow(gizmos: &mut Gizmos, from: Vec2, vector: Vec2) {
+    let length = vector.length();
+    if length <= 1.0e-3 {
+        return;
+    }
+    let tip = from + vector;
+    let head = (0.3 * length).min(0.25);
+    let back = -vector / length * head;
+    let side = back.perp() * 0.5;
+    gizmos.linestrip_2d([from, tip], EVENT_COLOR);
+    gizmos.linestrip_2d([tip + back + side, tip, tip + back - side], EVENT_COLOR);
 }
 
 /// The pulls at `position` with `velocity`: spring, drag, gravity and their
@@ -113,21 +129,20 @@ fn event_arrows(gizmos: &mut Gizmos, system: &SpringSystem, event: &Event, state
             forces(gizmos, system, position, velocity);
         }
         Event::Move { from, to, .. } => {
-            arrow(gizmos, from.as_vec2(), (to - from).as_vec2(), EVENT_COLOR);
+            event_arrow(gizmos, from.as_vec2(), (to - from).as_vec2());
         }
         Event::Accelerate { from, to, .. } => {
             let (old, new) = (from.as_vec2(), to.as_vec2());
             arrow(gizmos, at, old * VELOCITY_SCALE, OLD_VELOCITY_COLOR);
             arrow(gizmos, at, new * VELOCITY_SCALE, VELOCITY_COLOR);
-            arrow(
+            event_arrow(
                 gizmos,
                 at + old * VELOCITY_SCALE,
                 (new - old) * VELOCITY_SCALE,
-                EVENT_COLOR,
             );
         }
         Event::Energy { exact, .. } => {
-            gizmos.line_2d(at, exact.position.as_vec2(), EVENT_COLOR);
+            gizmos.linestrip_2d([at, exact.position.as_vec2()], EVENT_COLOR);
             forces(gizmos, system, state.position, state.velocity);
             arrow(
                 gizmos,
