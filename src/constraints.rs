@@ -1,6 +1,6 @@
 //! The constraint hook and the built-in constraints: rigid rods
 //! ([`DistanceConstraint`]) and contacts of round bodies ([`Radius`]) with
-//! planes ([`GroundPlane`]).
+//! planes ([`GroundPlane`]) and with each other.
 //!
 //! Both are solved on velocities, in
 //! [`PhysicsSystems::SolveConstraints`](crate::PhysicsSystems::SolveConstraints):
@@ -25,9 +25,33 @@
 //!   `e`), and at least `−β·s/h` when already inside. Coulomb friction caps
 //!   the tangential impulse at `μ` times the normal one, so sliding bodies
 //!   stop and resting ones stay.
+//! - **Contact** of two round bodies with radii summing to `R`: the same,
+//!   along `n = (x_b − x_a)/|…|`, with the gap `s = |x_b − x_a| − R` and
+//!   the relative normal speed `v_n = n·(v_b − v_a)`; the impulse is shared
+//!   by inverse mass, so momentum is conserved, and no bounce is faster
+//!   than the approach, so no energy is added. Restitution and friction
+//!   come from each body's [`ContactMaterial`], combined per pair (the
+//!   larger restitution, the geometric mean of the frictions).
+//!
+//! # Which bodies touch
+//!
+//! Any two bodies with a [`Radius`] touch (dynamic against dynamic or
+//! fixed), except bodies joined directly by a spring or a rod and bodies
+//! whose [`CollisionGroups`] leave each other out. Once per fixed step a
+//! broad phase on a uniform grid (sized from the radii; O(n) on an even
+//! scene) lists the pairs within reach of each other: within
+//! `r_a + r_b` plus a margin of a tenth of each radius and the distance
+//! each body covers in the step, so a fast body meets what it would pass
+//! through within the step. Each pass then finds which of those pairs
+//! touch, as for planes.
 //!
 //! Rods join islands like springs (and wake them when added, changed or
-//! removed); contacts do not join anything.
+//! removed). Bodies within reach of each other share an island for as long
+//! as they are: the same pass count and the same sleep. An awake body that
+//! comes within reach of a sleeping one wakes its island
+//! ([`WakeCause::Touched`](crate::WakeCause::Touched)). Islands follow the
+//! bodies' positions alone, so a snapshot restore or a rollback finds the
+//! same islands as the run it came from.
 //!
 //! # Your own constraints
 //!
@@ -57,4 +81,6 @@
 //! assert!((bob.position.distance(Vec3::new(0.0, 3.0, 0.0)) - 1.0).abs() < 0.01);
 //! ```
 
-pub use crate::data::constraints::{ConstraintSettings, DistanceConstraint, GroundPlane, Radius};
+pub use crate::data::constraints::{
+    CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint, GroundPlane, Radius,
+};

@@ -100,7 +100,9 @@ pub mod rollback;
 pub mod snapshot;
 
 pub use body::{Body, Damping};
-pub use constraints::{ConstraintSettings, DistanceConstraint, GroundPlane, Radius};
+pub use constraints::{
+    CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint, GroundPlane, Radius,
+};
 pub use data::settings::{PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems};
 #[cfg(feature = "debug-ui")]
 pub use debug_ui::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};
@@ -124,11 +126,11 @@ pub mod prelude {
         PhysicsModelPlugin,
     };
     pub use crate::{
-        AccumulatedForce, AutoSubsteps, Body, ConstantForce, ConstraintSettings, Damping,
-        DistanceConstraint, DrawnPositions, EulerPhysicsPlugin, Gravity, GroundPlane, Island,
-        IslandCommands, IslandSlept, IslandWoke, PhysicsError, PhysicsIssue, PhysicsSettings,
-        PhysicsSnapshot, PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning,
-        PositionHistory, Radius, RestTime, SleepSettings, SleepThreshold, Sleeping,
+        AccumulatedForce, AutoSubsteps, Body, CollisionGroups, ConstantForce, ConstraintSettings,
+        ContactMaterial, Damping, DistanceConstraint, DrawnPositions, EulerPhysicsPlugin, Gravity,
+        GroundPlane, Island, IslandCommands, IslandSlept, IslandWoke, PhysicsError, PhysicsIssue,
+        PhysicsSettings, PhysicsSnapshot, PhysicsStep, PhysicsSubstep, PhysicsSystems,
+        PhysicsWarning, PositionHistory, Radius, RestTime, SleepSettings, SleepThreshold, Sleeping,
         SleepingDisabled, Spring, SpringFrequency, SubstepBodies, Substeps, TransformSyncDisabled,
         WakeCause, physics_checksum,
     };

@@ -6,7 +6,9 @@ use bevy::ecs::schedule::common_conditions::{not, resource_exists};
 use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SingleThreadedExecutor};
 
 use crate::data::body::{Body, Damping};
-use crate::data::constraints::{ConstraintSettings, DistanceConstraint, GroundPlane, Radius};
+use crate::data::constraints::{
+    CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint, GroundPlane, Radius,
+};
 use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
 use crate::data::forces::{AccumulatedForce, ConstantForce, Gravity};
 use crate::data::islands::{
@@ -20,7 +22,9 @@ use crate::data::settings::{
     PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems, age_step_end,
 };
 use crate::interpolation;
-use crate::solver::{SolverState, frequency, gather, rebuild, report, scatter, sleep, wakes};
+use crate::solver::{
+    SolverState, contacts, frequency, gather, rebuild, report, scatter, sleep, wakes,
+};
 use crate::step::{
     BuiltIn, CurrentPass, StepEnd, StepStart, SteppedElsewhere, SubstepUsers, built_in, run_step,
 };
@@ -91,6 +95,8 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<IslandSlept>()
             .register_type::<DistanceConstraint>()
             .register_type::<Radius>()
+            .register_type::<ContactMaterial>()
+            .register_type::<CollisionGroups>()
             .register_type::<GroundPlane>()
             .register_type::<ConstraintSettings>()
             // The tick the last step ended at stays comparable as the
@@ -140,6 +146,9 @@ impl Plugin for EulerPhysicsPlugin {
                     wakes::detect_wakes,
                     rebuild::rebuild,
                     gather::gather_written,
+                    contacts::find_pairs,
+                    rebuild::rebuild_touched,
+                    contacts::find_pairs_again,
                     gather::gather,
                 )
                     .chain(),

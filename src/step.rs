@@ -10,6 +10,9 @@
 //!   detect_wakes          what touched a sleeping island → wake requests
 //!   rebuild               the index, only when something structural changed
 //!   gather_written        bodies your code wrote since the last step → slots
+//!   find_pairs            round bodies within reach of each other (broad phase)
+//!   rebuild_touched       the index again at once, if islands no longer follow them
+//!   find_pairs_again      the pairs on the new slots, after such a rebuild
 //!   gather                forces, constant forces, damping, planes → slots
 //! for each group of islands with the same pass count k, k passes of h/k:
 //!   Forces → Kick → Constraints → Drift       on the solver's arrays

@@ -57,6 +57,26 @@ fn scene(app: &mut App, ropes: usize, links: usize) -> Vec<Entity> {
     firsts
 }
 
+/// A pile: 2 000 balls poured into a box beside the ropes, touching each
+/// other, the ground and the walls; its islands merge as balls meet.
+fn pile(app: &mut App) {
+    let world = app.world_mut();
+    let (r, columns) = (0.05, 40);
+    world.spawn(GroundPlane::horizontal(-8.0));
+    world.spawn(GroundPlane::new(Vec3::X, 20.0 - 2.3));
+    world.spawn(GroundPlane::new(Vec3::NEG_X, -(20.0 + 2.3)));
+    for i in 0..2000 {
+        let (row, col) = (i / columns, i % columns);
+        let jitter = ((i * 7919) % 13) as f32 / 13.0 - 0.5;
+        let x = 20.0 + (col as f32 - (columns as f32 - 1.0) / 2.0) * 2.2 * r + 0.01 * jitter;
+        let y = -7.8 + row as f32 * 2.2 * r;
+        world.spawn((
+            Body::new(1.0).with_position(Vec3::new(x, y, 0.0)),
+            Radius(r),
+        ));
+    }
+}
+
 fn swirl(mut bodies: SubstepBodies<(&Body, &mut AccumulatedForce)>) {
     for (body, mut force) in bodies.iter_mut() {
         force.0 += Vec3::new(-body.position.y, body.position.x, 0.0) * 0.1;
@@ -114,6 +134,7 @@ fn run(parallel_threshold: usize, scheduled: bool) -> u64 {
         );
     }
     let firsts = scene(&mut app, 20, 60);
+    pile(&mut app);
     for frame in 0..150 {
         if frame == 40 {
             for &e in firsts.iter().skip(3).step_by(4) {
@@ -126,9 +147,28 @@ fn run(parallel_threshold: usize, scheduled: bool) -> u64 {
         app.update();
     }
     let world = app.world_mut();
-    let asleep = world.query::<&Sleeping>().iter(world).count();
+    let asleep = world
+        .query_filtered::<&Sleeping, Without<Radius>>()
+        .iter(world)
+        .count();
     // Ropes 7, 11, 15, 19 asleep (rope 3 was woken): 4 × 60 bodies.
     assert_eq!(asleep, 4 * 60);
+    // The pile (50 rows, still settling) landed and holds together: few
+    // islands, none through the ground.
+    let world = app.world_mut();
+    let mut islands: Vec<u32> = Vec::new();
+    let mut balls = world.query_filtered::<(&Body, &Island), With<Radius>>();
+    for (body, island) in balls.iter(world) {
+        assert!(
+            body.position.y > -8.0 + 0.5 * 0.05,
+            "a ball sank: {}",
+            body.position
+        );
+        islands.push(island.id());
+    }
+    islands.sort_unstable();
+    islands.dedup();
+    assert!(islands.len() < 100, "{} islands in the pile", islands.len());
     let h = hash_state(&mut app);
     // Nothing blew up, or the comparison would be vacuous.
     let world = app.world_mut();

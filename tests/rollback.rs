@@ -1,7 +1,9 @@
 //! The physics under bevy_ggrs: GGRS's own determinism check (a SyncTest
 //! session re-simulates the last frames every frame and compares checksums)
-//! over a scene with a rope, a rod-jointed ragdoll on the ground, sleeping
-//! islands and substeps, driven by scripted inputs (a push and a drag).
+//! over a scene with a rope, a rod-jointed ragdoll on the ground, two more
+//! falling onto each other and onto a sleeping ball (contacts between
+//! bodies), sleeping islands and substeps, driven by scripted inputs (a
+//! push and a drag).
 
 #![cfg(feature = "ggrs")]
 
@@ -112,22 +114,43 @@ fn scene(mut commands: Commands) {
     let hand = commands
         .spawn((Body::fixed(Vec3::new(3.0, 0.0, 0.0)), Hand, Rollback))
         .id();
+    let parts = ragdoll(&mut commands, Vec3::new(3.0, 0.0, 0.0));
+    commands.spawn((
+        Spring::new(hand, parts[0], 0.5, 200.0).with_damping(2.0),
+        Rollback,
+    ));
+    // Two free ragdolls dropped across each other onto the ground: their
+    // bodies touch each other, the ground and the ball below.
+    ragdoll(&mut commands, Vec3::new(-3.0, 4.0, 0.0));
+    ragdoll(&mut commands, Vec3::new(-2.9, 5.2, 0.0));
+    // A ball resting on the ground: it falls asleep early and stays so
+    // until the ragdolls land on it.
+    commands.spawn((
+        Body::new(1.0).with_position(Vec3::new(-3.0, -1.95, 0.0)),
+        Radius(0.05),
+        Rollback,
+    ));
+}
+
+/// A small ragdoll of rods, its head at `head`; its parts, head first.
+fn ragdoll(commands: &mut Commands, head: Vec3) -> Vec<Entity> {
     let points = [
-        Vec3::new(3.0, -0.5, 0.0), // head
-        Vec3::new(3.0, -0.9, 0.0), // chest
-        Vec3::new(3.0, -1.4, 0.0), // hips
-        Vec3::new(2.8, -1.9, 0.0), // left foot
-        Vec3::new(3.2, -1.9, 0.0), // right foot
-        Vec3::new(2.6, -1.0, 0.0), // left hand
-        Vec3::new(3.4, -1.0, 0.0), // right hand
-    ];
+        Vec3::new(0.0, -0.5, 0.0),  // head
+        Vec3::new(0.0, -0.9, 0.0),  // chest
+        Vec3::new(0.0, -1.4, 0.0),  // hips
+        Vec3::new(-0.2, -1.9, 0.0), // left foot
+        Vec3::new(0.2, -1.9, 0.0),  // right foot
+        Vec3::new(-0.4, -1.0, 0.0), // left hand
+        Vec3::new(0.4, -1.0, 0.0),  // right hand
+    ]
+    .map(|p| p + head);
     let parts: Vec<Entity> = points
         .iter()
         .map(|&p| {
             commands
                 .spawn((
                     Body::new(1.0).with_position(p),
-                    Radius(0.05),
+                    Radius(0.1),
                     Damping(0.1),
                     Rollback,
                 ))
@@ -151,16 +174,7 @@ fn scene(mut commands: Commands) {
             Rollback,
         ));
     }
-    commands.spawn((
-        Spring::new(hand, parts[0], 0.5, 200.0).with_damping(2.0),
-        Rollback,
-    ));
-    // A ball resting on the ground: it falls asleep early and stays so.
-    commands.spawn((
-        Body::new(1.0).with_position(Vec3::new(-3.0, -1.95, 0.0)),
-        Radius(0.05),
-        Rollback,
-    ));
+    parts
 }
 
 /// The SyncTest app over [`scene`], setting `flag` on a mismatch.
@@ -199,11 +213,16 @@ fn synctest_1000_frames_at_check_distance_7_has_no_mismatch() {
     let mut app = synctest_app(&MISMATCH);
     let mut slept = false;
     let mut hand_moved = false;
+    let mut touched = false;
     let start = Vec3::new(3.0, 0.0, 0.0);
     for _ in 0..1000 {
         app.update();
         let world = app.world_mut();
         slept |= world.query::<&Sleeping>().iter(world).next().is_some();
+        touched |= world
+            .resource::<Messages<IslandWoke>>()
+            .iter_current_update_messages()
+            .any(|woke| matches!(woke.cause, WakeCause::Touched(_)));
         hand_moved |= world
             .query_filtered::<&Body, With<Hand>>()
             .iter(world)
@@ -219,6 +238,7 @@ fn synctest_1000_frames_at_check_distance_7_has_no_mismatch() {
     // hand, and everything stayed finite.
     assert!(slept, "an island fell asleep during the run");
     assert!(hand_moved);
+    assert!(touched, "a body touched a sleeping island and woke it");
     let world = app.world_mut();
     assert!(
         world

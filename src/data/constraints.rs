@@ -56,8 +56,13 @@ impl DistanceConstraint {
 }
 
 /// The radius of a round body, in metres: with it, the body touches
-/// [`GroundPlane`]s. A radius that is negative, not finite or above
-/// [`Radius::MAX`] is reported once and the body has no contacts.
+/// [`GroundPlane`]s and every other body with a radius, except bodies it is
+/// joined to directly (by a [`Spring`](crate::Spring) or a
+/// [`DistanceConstraint`]: a rope's neighbours do not push each other
+/// apart) and bodies its [`CollisionGroups`] leave out. Touching bodies
+/// share an island (its pass count and its sleep) for as long as they
+/// touch. A radius that is negative, not finite or above [`Radius::MAX`]
+/// is reported once and the body has no contacts.
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -83,6 +88,150 @@ impl Radius {
     /// assert!(Radius(0.5).0 <= Radius::MAX);
     /// ```
     pub const MAX: f32 = crate::data::settings::MAX_RADIUS;
+}
+
+/// What a round body's surface is made of, for its contacts: restitution
+/// and friction. Two bodies in contact combine theirs as Box2D does: the
+/// larger restitution and the geometric mean of the frictions. A body
+/// without one counts as [`ContactMaterial::default`] against other
+/// bodies; against a [`GroundPlane`], a body with one combines it with the
+/// plane's by the same rule, and a body without one takes the plane's.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_rubber_ball(mut commands: Commands) {
+///     commands.spawn((
+///         Body::new(0.1).with_position(Vec3::Y),
+///         Radius(0.05),
+///         ContactMaterial::new(0.8, 0.9),
+///     ));
+/// }
+/// # App::new().add_systems(Startup, spawn_rubber_ball);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[component(on_insert = wake_body, on_discard = wake_body)]
+pub struct ContactMaterial {
+    /// Restitution `e` in `[0, 1]` (clamped when used): the share of the
+    /// approach speed a body bounces back with, above
+    /// [`ConstraintSettings::bounce_threshold`].
+    pub restitution: f32,
+    /// Coulomb friction coefficient `μ ≥ 0` (negative or NaN reads as 0).
+    pub friction: f32,
+}
+
+impl ContactMaterial {
+    /// A material of restitution `e` and friction `μ`.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(ContactMaterial::new(0.5, 0.2).friction, 0.2);
+    /// ```
+    pub const fn new(restitution: f32, friction: f32) -> Self {
+        Self {
+            restitution,
+            friction,
+        }
+    }
+
+    /// The material as the passes use it: restitution clamped to `[0, 1]`,
+    /// friction to `[0, ∞)`, NaN read as 0.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// let used = ContactMaterial::new(f32::NAN, -1.0).sanitized();
+    /// assert_eq!((used.restitution, used.friction), (0.0, 0.0));
+    /// ```
+    pub fn sanitized(self) -> Self {
+        let clean = |x: f32, max: f32| if x.is_nan() { 0.0 } else { x.clamp(0.0, max) };
+        Self::new(clean(self.restitution, 1.0), clean(self.friction, f32::MAX))
+    }
+}
+
+impl Default for ContactMaterial {
+    /// No bounce, friction 0.6.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(ContactMaterial::default(), ContactMaterial::new(0.0, 0.6));
+    /// ```
+    fn default() -> Self {
+        Self::new(0.0, 0.6)
+    }
+}
+
+/// Which round bodies touch which, as in avian's `CollisionLayers`: a body
+/// is in the groups `memberships` and touches the groups `filters`. Two
+/// bodies touch when each one's memberships meet the other's filters. A
+/// body without the component is in every group and touches every group.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// const DEBRIS: u32 = 1 << 1;
+///
+/// fn spawn_debris(mut commands: Commands) {
+///     // Debris touches everything but other debris.
+///     commands.spawn((
+///         Body::new(0.1),
+///         Radius(0.05),
+///         CollisionGroups::new(DEBRIS, !DEBRIS),
+///     ));
+/// }
+/// # App::new().add_systems(Startup, spawn_debris);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[component(on_insert = wake_body, on_discard = wake_body)]
+pub struct CollisionGroups {
+    /// The groups the body is in, one bit each.
+    pub memberships: u32,
+    /// The groups the body touches.
+    pub filters: u32,
+}
+
+impl CollisionGroups {
+    /// In every group, touching every group (the default).
+    pub const ALL: Self = Self::new(u32::MAX, u32::MAX);
+    /// In no group, touching nothing.
+    pub const NONE: Self = Self::new(0, 0);
+
+    /// In `memberships`, touching `filters`.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// let player = CollisionGroups::new(1, !0);
+    /// let ghost = CollisionGroups::new(2, 0);
+    /// assert!(!player.touches(&ghost));
+    /// assert!(player.touches(&CollisionGroups::ALL));
+    /// ```
+    pub const fn new(memberships: u32, filters: u32) -> Self {
+        Self {
+            memberships,
+            filters,
+        }
+    }
+
+    /// Whether bodies in these groups and in `other` touch: each one's
+    /// memberships meet the other's filters.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert!(CollisionGroups::ALL.touches(&CollisionGroups::ALL));
+    /// assert!(!CollisionGroups::NONE.touches(&CollisionGroups::ALL));
+    /// ```
+    pub const fn touches(&self, other: &Self) -> bool {
+        self.memberships & other.filters != 0 && other.memberships & self.filters != 0
+    }
+}
+
+impl Default for CollisionGroups {
+    fn default() -> Self {
+        Self::ALL
+    }
 }
 
 /// A plane with solid ground behind it: the half-space `normal · x < offset`
@@ -191,6 +340,13 @@ pub struct ConstraintSettings {
     /// Approach speed (m/s) below which contacts do not bounce, so resting
     /// bodies stay at rest. Default: 0.5.
     pub bounce_threshold: f32,
+    /// The fewest passes per fixed step of an island in which round bodies
+    /// touch each other (a pile, a heap of ragdolls): a pile's weight is
+    /// carried from pass to pass, so four passes of 4 rounds hold what one
+    /// pass of many more rounds would not. `1` leaves the pass count to
+    /// [`Substeps`](crate::Substeps) and the settings alone. Default: 4,
+    /// as Box2D's substeps.
+    pub contact_substeps: u32,
 }
 
 impl ConstraintSettings {
@@ -217,6 +373,7 @@ impl Default for ConstraintSettings {
             iterations: 4,
             position_bias: 0.2,
             bounce_threshold: 0.5,
+            contact_substeps: 4,
         }
     }
 }
@@ -236,7 +393,8 @@ fn wake_ends(mut world: DeferredWorld, ctx: HookContext) {
     });
 }
 
-/// Hook: a radius was added, replaced or removed; its body's island wakes.
+/// Hook: a radius, material or collision groups were added, replaced or
+/// removed; its body's island wakes.
 fn wake_body(mut world: DeferredWorld, ctx: HookContext) {
     request(&mut world, |requests| {
         requests.wake(

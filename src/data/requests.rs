@@ -52,6 +52,9 @@ pub enum WakeCause {
     BodyRemoved(Entity),
     /// A new join merged the island with an awake one.
     Joined,
+    /// This awake body touched a body of the island (both have a
+    /// [`Radius`](crate::Radius)).
+    Touched(Entity),
     /// [`IslandCommands::wake_island`](crate::IslandCommands::wake_island) on
     /// this body, or your code removed its [`Sleeping`](crate::Sleeping).
     Command(Entity),

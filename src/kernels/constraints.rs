@@ -19,6 +19,22 @@
 //!   (restitution `e`), and at least `−β·s/h` when already inside. Coulomb
 //!   friction caps the tangential impulse at `μ` times the normal one, so
 //!   sliding bodies stop and resting ones stay.
+//!
+//! After the rounds, one more round over the rods and contacts *relaxes*
+//! them: each is solved without its position bias (a rod aims for the
+//! turning term alone; a contact inside aims for 0 instead of `−β·s/h`),
+//! and the difference goes into the position alone
+//! (`x += h·(v_biased − v_relaxed)`, as Box2D's soft step does). Errors are
+//! undone as before, but a body at rest keeps no speed from the correction
+//! (so it can fall asleep), and the correction adds no kinetic energy.
+//! - **Contact** of two round bodies `a` and `b` with radii summing to
+//!   `R`: the same, along `n = (x_b − x_a)/|…|` with the gap
+//!   `s = |x_b − x_a| − R` and the relative normal speed
+//!   `v_n = n·(v_b − v_a)`. The impulse is shared by inverse mass, so
+//!   momentum is conserved, and the bounce is at most the approach, so no
+//!   energy is added. Their materials combine as `e = max(e_a, e_b)` and
+//!   `μ = √(μ_a·μ_b)`; a body with a material meets a plane with the same
+//!   rule.
 
 use bevy::math::Vec3A;
 
@@ -30,11 +46,63 @@ pub struct RodRow {
     pub length: f32,
 }
 
+/// What a surface is made of: restitution `e` in `[0, 1]` and friction
+/// `μ ≥ 0`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Material {
+    pub restitution: f32,
+    pub friction: f32,
+}
+
+impl Material {
+    /// Two materials in contact: the larger restitution and the geometric
+    /// mean of the frictions.
+    #[inline]
+    pub fn combine(self, other: Material) -> Material {
+        Material {
+            restitution: self.restitution.max(other.restitution),
+            friction: (self.friction * other.friction).sqrt(),
+        }
+    }
+}
+
 /// A body with a radius in the solver's arrays.
 #[derive(Debug, Clone, Copy)]
 pub struct RoundRow {
     pub slot: u32,
     pub radius: f32,
+    /// Its own material, if it has one; else a plane's is used alone.
+    pub material: Option<Material>,
+}
+
+/// Two round bodies near each other, as the broad phase found them for
+/// this step.
+#[derive(Debug, Clone, Copy)]
+pub struct PairRow {
+    pub a: u32,
+    pub b: u32,
+    /// The sum of their radii.
+    pub radius: f32,
+    /// Their materials, combined.
+    pub material: Material,
+}
+
+/// One contact of two bodies in one pass.
+#[derive(Debug, Clone)]
+pub struct PairContact {
+    a: usize,
+    b: usize,
+    /// Its entry in the warm impulses (its pair's row).
+    warm: usize,
+    /// The normal speed without the position bias, for the relaxing round.
+    relaxed: f32,
+    normal: Vec3A,
+    target: f32,
+    friction: f32,
+    /// `1 / (w_a + w_b)`.
+    mass: f32,
+    normal_impulse: f32,
+    friction_impulse: Vec3A,
 }
 
 /// A half-space `normal · x ≥ offset`, with a unit normal.
@@ -52,11 +120,24 @@ pub struct PlaneRow {
 #[derive(Debug, Clone)]
 pub struct Contact {
     slot: usize,
+    /// Its entry in the warm impulses.
+    warm: usize,
     normal: Vec3A,
+    /// The normal speed without the position bias, for the relaxing round.
+    relaxed: f32,
     target: f32,
     friction: f32,
     normal_impulse: f32,
     friction_impulse: Vec3A,
+}
+
+/// The impulses a contact ended the last pass with, to start the next
+/// pass of the same step from (warm starting: a pile's contacts carry its
+/// weight from pass to pass instead of building it up again each pass).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Warm {
+    pub normal: f32,
+    pub friction: Vec3A,
 }
 
 /// How the rounds run.
@@ -80,23 +161,25 @@ pub struct Bodies<'a> {
 /// Finds the contacts of `rounds` with `planes` into `contacts`: bodies
 /// whose drift would cross a plane, and (speculatively) bodies near one,
 /// which the rods may push into it during the rounds. Fixed bodies have no
-/// contacts.
+/// contacts. Each starts from its impulses in `warm` (entry
+/// `round · planes.len() + plane`).
 pub fn find_contacts(
     rounds: &[RoundRow],
     planes: &[PlaneRow],
     bodies: &Bodies,
     solve: &Rounds,
+    warm: &[Warm],
     contacts: &mut Vec<Contact>,
 ) {
-    let (h, beta) = (solve.h, solve.beta);
+    let h = solve.h;
     let (pos, vel) = (bodies.pos, &*bodies.vel);
     contacts.clear();
-    for round in rounds {
+    for (r, round) in rounds.iter().enumerate() {
         let i = round.slot as usize;
         if !bodies.valid[i] || bodies.inv_mass[i] <= 0.0 {
             continue;
         }
-        for plane in planes {
+        for (p, plane) in planes.iter().enumerate() {
             let gap = plane.normal.dot(pos[i]) - plane.offset - round.radius;
             let approach = plane.normal.dot(vel[i]);
             let hits = gap + h * approach < 0.0;
@@ -105,42 +188,189 @@ pub fn find_contacts(
             if !hits && gap >= round.radius + h * vel[i].length() {
                 continue;
             }
-            let bounce = if hits && approach < -solve.bounce_threshold {
-                -plane.restitution * approach
-            } else {
-                0.0
+            let surface = Material {
+                restitution: plane.restitution,
+                friction: plane.friction,
             };
-            let reach = if gap >= 0.0 {
-                -gap / h
-            } else {
-                -beta * gap / h
-            };
+            let material = round.material.map_or(surface, |own| own.combine(surface));
+            let w = r * planes.len() + p;
+            let (normal_impulse, friction_impulse) = warmed(warm.get(w), plane.normal);
             contacts.push(Contact {
                 slot: i,
+                warm: w,
                 normal: plane.normal,
-                // Without a bounce, the approach may close the gap and no
-                // more; with one, the body leaves at the bounce speed.
-                target: if bounce > 0.0 {
-                    bounce.max(reach)
-                } else {
-                    reach
-                },
-                friction: plane.friction,
-                normal_impulse: 0.0,
-                friction_impulse: Vec3A::ZERO,
+                target: target(gap, approach, hits, material.restitution, solve, true),
+                relaxed: target(gap, approach, hits, material.restitution, solve, false),
+                friction: material.friction,
+                normal_impulse,
+                friction_impulse,
             });
         }
     }
 }
 
-/// `solve.iterations` rounds over `rods`, then `contacts`, each round.
-pub fn solve(rods: &[RodRow], contacts: &mut [Contact], bodies: &mut Bodies, solve: &Rounds) {
+/// A contact's impulses from the last pass, its friction turned into the
+/// plane across `normal` (which may have turned since).
+#[inline]
+fn warmed(warm: Option<&Warm>, normal: Vec3A) -> (f32, Vec3A) {
+    warm.map_or((0.0, Vec3A::ZERO), |warm| {
+        let friction = warm.friction - normal.dot(warm.friction) * normal;
+        (warm.normal, friction)
+    })
+}
+
+/// The normal speed a contact aims for. Without a bounce, the approach may
+/// close the gap and no more (or, inside, a share `β` of the overlap is
+/// undone, when `biased`; else it stops); with one, the bodies leave at the
+/// bounce speed.
+#[inline]
+fn target(
+    gap: f32,
+    approach: f32,
+    hits: bool,
+    restitution: f32,
+    solve: &Rounds,
+    biased: bool,
+) -> f32 {
+    let h = solve.h;
+    let bounce = if hits && approach < -solve.bounce_threshold {
+        -restitution * approach
+    } else {
+        0.0
+    };
+    let reach = if gap >= 0.0 {
+        -gap / h
+    } else if biased {
+        -solve.beta * gap / h
+    } else {
+        0.0
+    };
+    if bounce > 0.0 {
+        bounce.max(reach)
+    } else {
+        reach
+    }
+}
+
+/// Finds the contacts of `pairs` into `contacts`, as [`find_contacts`]
+/// does for planes: pairs whose drift would close their gap, and
+/// (speculatively) pairs near each other. Two bodies at one point are
+/// pushed apart along `+y`. Each starts from its pair's impulses in
+/// `warm`.
+pub fn find_pair_contacts(
+    pairs: &[PairRow],
+    bodies: &Bodies,
+    solve: &Rounds,
+    warm: &[Warm],
+    contacts: &mut Vec<PairContact>,
+) {
+    let h = solve.h;
+    let (pos, vel, inv_mass) = (bodies.pos, &*bodies.vel, bodies.inv_mass);
+    contacts.clear();
+    for (row, pair) in pairs.iter().enumerate() {
+        let (a, b) = (pair.a as usize, pair.b as usize);
+        let w = inv_mass[a] + inv_mass[b];
+        if !(bodies.valid[a] && bodies.valid[b]) || w <= 0.0 {
+            continue;
+        }
+        let d = pos[b] - pos[a];
+        let distance = d.length();
+        let normal = if distance > 0.0 {
+            d / distance
+        } else {
+            Vec3A::Y
+        };
+        if !normal.is_finite() {
+            continue;
+        }
+        let gap = distance - pair.radius;
+        let relative = vel[b] - vel[a];
+        let approach = normal.dot(relative);
+        let hits = gap + h * approach < 0.0;
+        if !hits && gap >= 0.5 * pair.radius + h * relative.length() {
+            continue;
+        }
+        let (normal_impulse, friction_impulse) = warmed(warm.get(row), normal);
+        contacts.push(PairContact {
+            a,
+            b,
+            warm: row,
+            normal,
+            target: target(gap, approach, hits, pair.material.restitution, solve, true),
+            relaxed: target(gap, approach, hits, pair.material.restitution, solve, false),
+            friction: pair.material.friction,
+            mass: 1.0 / w,
+            normal_impulse,
+            friction_impulse,
+        });
+    }
+}
+
+/// The warm impulses of a pass's contacts: with planes and between pairs.
+pub struct WarmStart<'a> {
+    pub planes: &'a mut [Warm],
+    pub pairs: &'a mut [Warm],
+}
+
+/// Where the relaxing round leaves a body's velocity: the slots it
+/// changed, each with its velocity before (to move the body by
+/// `h·(before − after)`), and a mark per slot so each is listed once.
+pub struct Relaxed<'a> {
+    pub moved: &'a mut Vec<(u32, Vec3A)>,
+    pub marked: &'a mut [bool],
+}
+
+/// Applies the contacts' warm impulses, runs `solve.iterations` rounds over
+/// `rods`, then `contacts` with planes, then `pairs`, each round, then the
+/// relaxing round over the contacts (see the [module docs](self)), listing
+/// into `relaxed` the bodies it changed; keeps each contact's impulses in
+/// `warm` for the next pass (every other entry is cleared).
+pub fn solve(
+    rods: &[RodRow],
+    contacts: &mut [Contact],
+    pairs: &mut [PairContact],
+    bodies: &mut Bodies,
+    solve: &Rounds,
+    warm: WarmStart,
+    relaxed: Relaxed,
+) {
+    let (vel, inv_mass) = (&mut *bodies.vel, bodies.inv_mass);
+    for contact in contacts.iter() {
+        vel[contact.slot] += contact.normal_impulse * contact.normal + contact.friction_impulse;
+    }
+    for contact in pairs.iter() {
+        let push = contact.normal_impulse * contact.normal + contact.friction_impulse;
+        vel[contact.a] -= inv_mass[contact.a] * push;
+        vel[contact.b] += inv_mass[contact.b] * push;
+    }
     for _ in 0..solve.iterations {
         for rod in rods {
             solve_rod(rod, bodies, solve);
         }
         for contact in contacts.iter_mut() {
             solve_contact(contact, bodies.vel);
+        }
+        for contact in pairs.iter_mut() {
+            solve_pair(contact, bodies.vel, bodies.inv_mass);
+        }
+    }
+    relax(rods, contacts, pairs, bodies, solve, relaxed);
+    warm.planes.fill(Warm::default());
+    for contact in contacts.iter() {
+        if let Some(warm) = warm.planes.get_mut(contact.warm) {
+            *warm = Warm {
+                normal: contact.normal_impulse,
+                friction: contact.friction_impulse,
+            };
+        }
+    }
+    warm.pairs.fill(Warm::default());
+    for contact in pairs.iter() {
+        if let Some(warm) = warm.pairs.get_mut(contact.warm) {
+            *warm = Warm {
+                normal: contact.normal_impulse,
+                friction: contact.friction_impulse,
+            };
         }
     }
 }
@@ -191,6 +421,80 @@ fn solve_contact(contact: &mut Contact, vel: &mut [Vec3A]) {
     contact.friction_impulse = total;
 }
 
+/// The relaxing round: rods and contacts are solved once more without
+/// their position bias; the bodies they touch are listed with their
+/// velocities from before.
+fn relax(
+    rods: &[RodRow],
+    contacts: &mut [Contact],
+    pairs: &mut [PairContact],
+    bodies: &mut Bodies,
+    solve: &Rounds,
+    out: Relaxed,
+) {
+    if rods.is_empty() && contacts.is_empty() && pairs.is_empty() {
+        return;
+    }
+    let vel = &mut *bodies.vel;
+    let mut note = |slot: usize| {
+        if !core::mem::replace(&mut out.marked[slot], true) {
+            out.moved.push((slot as u32, vel[slot]));
+        }
+    };
+    for rod in rods {
+        note(rod.a as usize);
+        note(rod.b as usize);
+    }
+    for contact in contacts.iter() {
+        note(contact.slot);
+    }
+    for contact in pairs.iter() {
+        note(contact.a);
+        note(contact.b);
+    }
+    let unbiased = Rounds {
+        beta: 0.0,
+        ..*solve
+    };
+    for rod in rods {
+        solve_rod(rod, bodies, &unbiased);
+    }
+    for contact in contacts.iter_mut() {
+        contact.target = contact.relaxed;
+        solve_contact(contact, bodies.vel);
+    }
+    for contact in pairs.iter_mut() {
+        contact.target = contact.relaxed;
+        solve_pair(contact, bodies.vel, bodies.inv_mass);
+    }
+    for &(slot, _) in out.moved.iter() {
+        out.marked[slot as usize] = false;
+    }
+}
+
+/// One pair contact's normal and friction impulses, accumulated.
+#[inline]
+fn solve_pair(contact: &mut PairContact, vel: &mut [Vec3A], inv_mass: &[f32]) {
+    let (a, b, n) = (contact.a, contact.b, contact.normal);
+    let (wa, wb) = (inv_mass[a], inv_mass[b]);
+    // Normal: accumulated, never pulling.
+    let speed = n.dot(vel[b] - vel[a]);
+    let total = (contact.normal_impulse + (contact.target - speed) * contact.mass).max(0.0);
+    let push = (total - contact.normal_impulse) * n;
+    vel[a] -= wa * push;
+    vel[b] += wb * push;
+    contact.normal_impulse = total;
+    // Friction: accumulated, within the Coulomb cone.
+    let relative = vel[b] - vel[a];
+    let tangential = relative - n.dot(relative) * n;
+    let total = (contact.friction_impulse - tangential * contact.mass)
+        .clamp_length_max(contact.friction * contact.normal_impulse);
+    let push = total - contact.friction_impulse;
+    vel[a] -= wa * push;
+    vel[b] += wb * push;
+    contact.friction_impulse = total;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,10 +527,158 @@ mod tests {
             b: 1,
             length: 1.0,
         };
-        solve(&[rod], &mut [], &mut bodies, &ROUNDS);
+        solve(
+            &[rod],
+            &mut [],
+            &mut [],
+            &mut bodies,
+            &ROUNDS,
+            cold(),
+            relaxed(&mut Vec::new(), &mut [false; 2]),
+        );
         assert!((momentum(&vel) - before).length() < 1e-5);
         let turning = ((1.0f32 - (ROUNDS.h * 0.5).powi(2)).sqrt() - 1.0) / ROUNDS.h;
         assert!(((vel[1] - vel[0]).x - turning).abs() < 1e-4);
+    }
+
+    fn relaxed<'a>(moved: &'a mut Vec<(u32, Vec3A)>, marked: &'a mut [bool]) -> Relaxed<'a> {
+        Relaxed { moved, marked }
+    }
+
+    /// No warm impulses.
+    fn cold() -> WarmStart<'static> {
+        WarmStart {
+            planes: &mut [],
+            pairs: &mut [],
+        }
+    }
+
+    /// Momentum `Σ v/w` of dynamic bodies.
+    fn momentum(vel: &[Vec3A], inv_mass: &[f32]) -> Vec3A {
+        vel.iter().zip(inv_mass).map(|(v, w)| *v / *w).sum()
+    }
+
+    fn energy(vel: &[Vec3A], inv_mass: &[f32]) -> f32 {
+        vel.iter()
+            .zip(inv_mass)
+            .map(|(v, w)| 0.5 * v.length_squared() / w)
+            .sum()
+    }
+
+    /// Two balls meeting head on, whatever the restitution and the masses:
+    /// momentum kept, no energy added, and the separating speed `e` times
+    /// the approach (`e = 1`: the elastic exchange).
+    #[test]
+    fn a_head_on_contact_keeps_momentum_and_adds_no_energy() {
+        for restitution in [0.0, 0.3, 0.7, 1.0] {
+            for inv_mass in [[1.0, 1.0], [1.0, 0.25], [0.1, 2.0]] {
+                let pos = [Vec3A::ZERO, Vec3A::new(0.21, 0.0, 0.0)];
+                let mut vel = [Vec3A::new(5.0, 0.0, 0.0), Vec3A::new(-3.0, 0.0, 0.0)];
+                let (p0, e0) = (momentum(&vel, &inv_mass), energy(&vel, &inv_mass));
+                let pair = PairRow {
+                    a: 0,
+                    b: 1,
+                    radius: 0.2,
+                    material: Material {
+                        restitution,
+                        friction: 0.5,
+                    },
+                };
+                let mut bodies = Bodies {
+                    pos: &pos,
+                    vel: &mut vel,
+                    valid: &[true, true],
+                    inv_mass: &inv_mass,
+                };
+                let mut contacts = Vec::new();
+                find_pair_contacts(&[pair], &bodies, &ROUNDS, &[], &mut contacts);
+                assert_eq!(contacts.len(), 1);
+                solve(
+                    &[],
+                    &mut [],
+                    &mut contacts,
+                    &mut bodies,
+                    &ROUNDS,
+                    cold(),
+                    relaxed(&mut Vec::new(), &mut [false; 2]),
+                );
+                let p1 = momentum(&vel, &inv_mass);
+                assert!(
+                    (p1 - p0).length() < 1e-4 * p0.length().max(1.0),
+                    "{p0} → {p1}"
+                );
+                let e1 = energy(&vel, &inv_mass);
+                assert!(e1 <= e0 * (1.0 + 1e-6), "energy {e0} → {e1}");
+                // Without a bounce, the 1 cm gap closes in the pass and no
+                // more.
+                let expected = if restitution > 0.0 {
+                    restitution * 8.0
+                } else {
+                    -0.01 / ROUNDS.h
+                };
+                let separating = vel[1].x - vel[0].x;
+                assert!(
+                    (separating - expected).abs() < 1e-3,
+                    "e = {restitution}: {separating}"
+                );
+            }
+        }
+    }
+
+    /// A slow ball resting on another stops at the surface: no bounce, no
+    /// crossing, and friction holds a sideways push within `μ·λ`.
+    #[test]
+    fn a_slow_pair_contact_stops_at_touching() {
+        let pos = [Vec3A::ZERO, Vec3A::new(0.0, 0.202, 0.0)];
+        let mut vel = [Vec3A::ZERO, Vec3A::new(0.01, -0.45, 0.0)];
+        let inv_mass = [0.0, 1.0];
+        let pair = PairRow {
+            a: 0,
+            b: 1,
+            radius: 0.2,
+            material: Material {
+                restitution: 1.0,
+                friction: 1.0,
+            },
+        };
+        let mut bodies = Bodies {
+            pos: &pos,
+            vel: &mut vel,
+            valid: &[true, true],
+            inv_mass: &inv_mass,
+        };
+        let mut contacts = Vec::new();
+        find_pair_contacts(&[pair], &bodies, &ROUNDS, &[], &mut contacts);
+        solve(
+            &[],
+            &mut [],
+            &mut contacts,
+            &mut bodies,
+            &ROUNDS,
+            cold(),
+            relaxed(&mut Vec::new(), &mut [false; 2]),
+        );
+        // Closes the 2 mm gap in one pass of 10 ms, and no more (below
+        // the bounce threshold); the sideways slip stops.
+        assert!((vel[1].y - (-0.2)).abs() < 1e-4, "{}", vel[1]);
+        assert!(vel[1].x.abs() < 1e-6, "{}", vel[1]);
+        assert_eq!(vel[0], Vec3A::ZERO);
+    }
+
+    /// Materials combine as the larger restitution and the geometric mean
+    /// of the frictions.
+    #[test]
+    fn materials_combine() {
+        let m = Material {
+            restitution: 0.2,
+            friction: 0.4,
+        }
+        .combine(Material {
+            restitution: 0.8,
+            friction: 0.9,
+        });
+        assert_eq!(m.restitution, 0.8);
+        assert!((m.friction - 0.6).abs() < 1e-6);
     }
 
     /// A fixed body touching a plane gets no contact: its velocity is yours.
@@ -250,8 +702,9 @@ mod tests {
         let round = RoundRow {
             slot: 0,
             radius: 0.1,
+            material: None,
         };
-        find_contacts(&[round], &[plane], &bodies, &ROUNDS, &mut contacts);
+        find_contacts(&[round], &[plane], &bodies, &ROUNDS, &[], &mut contacts);
         assert!(contacts.is_empty());
     }
 
@@ -270,6 +723,7 @@ mod tests {
         let round = RoundRow {
             slot: 0,
             radius: 0.1,
+            material: None,
         };
         let mut contacts = Vec::new();
         let mut bodies = Bodies {
@@ -278,8 +732,16 @@ mod tests {
             valid: &[true],
             inv_mass: &[1.0],
         };
-        find_contacts(&[round], &[plane], &bodies, &ROUNDS, &mut contacts);
-        solve(&[], &mut contacts, &mut bodies, &ROUNDS);
+        find_contacts(&[round], &[plane], &bodies, &ROUNDS, &[], &mut contacts);
+        solve(
+            &[],
+            &mut contacts,
+            &mut [],
+            &mut bodies,
+            &ROUNDS,
+            cold(),
+            relaxed(&mut Vec::new(), &mut [false; 2]),
+        );
         assert_eq!(vel[0].y, 0.0);
     }
 }

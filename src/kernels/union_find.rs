@@ -25,17 +25,18 @@ impl UnionFind {
         i
     }
 
-    /// Joins the sets of `a` and `b`.
-    pub fn union(&mut self, a: u32, b: u32) {
+    /// Joins the sets of `a` and `b`; false if they were one already.
+    pub fn union(&mut self, a: u32, b: u32) -> bool {
         let (mut a, mut b) = (self.find(a), self.find(b));
         if a == b {
-            return;
+            return false;
         }
         if self.size[a as usize] < self.size[b as usize] {
             core::mem::swap(&mut a, &mut b);
         }
         self.parent[b as usize] = a;
         self.size[a as usize] += self.size[b as usize];
+        true
     }
 }
 

@@ -12,7 +12,7 @@ use crate::data::constraints::GroundPlane;
 use crate::data::forces::{AccumulatedForce, ConstantForce};
 use crate::data::requests::{BodyIndex, SolverRequests};
 use crate::data::settings::PhysicsSettings;
-use crate::kernels::constraints::PlaneRow;
+use crate::kernels::constraints::{PlaneRow, Warm};
 use crate::solver::par::scan;
 use crate::solver::{SolverState, state_is_valid};
 
@@ -37,6 +37,11 @@ pub(crate) fn gather(
     let solver = &mut *solver;
     solver.planes.clear();
     solver.planes.extend(planes.iter().filter_map(plane_row));
+    // Each step's contacts start cold.
+    solver.plane_warm.clear();
+    solver
+        .plane_warm
+        .resize(solver.rounds.len() * solver.planes.len(), Warm::default());
     let rebuilt = core::mem::take(&mut solver.rebuilt);
     // Marks left by the last step (which reported them).
     if solver.diverged.len() != solver.pos.len() || core::mem::take(&mut solver.any_diverged) {

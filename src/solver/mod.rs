@@ -39,10 +39,14 @@ use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 
 use crate::data::body::Body;
-use crate::kernels::constraints::{Contact, PlaneRow, RodRow, RoundRow};
+use crate::kernels::broad::BroadPhase;
+use crate::kernels::constraints::{
+    Contact, PairContact, PairRow, PlaneRow, RodRow, RoundRow, Warm,
+};
 use crate::kernels::parts::Span;
 use crate::kernels::springs::SpringRow;
 
+pub(crate) mod contacts;
 pub(crate) mod frequency;
 pub(crate) mod gather;
 pub(crate) mod par;
@@ -71,6 +75,8 @@ pub(crate) struct Group {
     /// Its rods and round bodies.
     pub rods: Range<usize>,
     pub rounds: Range<usize>,
+    /// Its pairs of round bodies within reach, this step.
+    pub pairs: Range<usize>,
 }
 
 /// One island, as the last rebuild found it.
@@ -87,6 +93,9 @@ pub(crate) struct IslandState {
     pub can_sleep: bool,
     /// How long all its bodies have been resting, in seconds.
     pub timer: f32,
+    /// Whether two of its round bodies were within reach of each other (it
+    /// then takes at least `ConstraintSettings::contact_substeps` passes).
+    pub touching: bool,
 }
 
 /// The solver's dense scene; see the [module docs](self).
@@ -119,6 +128,25 @@ pub(crate) struct SolverState {
     /// the contacts of the current pass.
     pub planes: Vec<PlaneRow>,
     pub contacts: Vec<Contact>,
+    /// What the broad phase knows of round bodies: see
+    /// [`contacts`](contacts).
+    pub touch: contacts::Touch,
+    /// Pairs of round bodies within reach this step, by group, and the
+    /// contacts among them of the current pass.
+    pub pairs: Vec<PairRow>,
+    pub pair_contacts: Vec<PairContact>,
+    /// The contacts' impulses at the end of the last pass, for the next
+    /// pass of the step: per round body and plane (by round row, then
+    /// plane), and per pair. Cleared at the start of each step, so a step
+    /// depends on the state it starts from alone.
+    pub plane_warm: Vec<Warm>,
+    pub pair_warm: Vec<Warm>,
+    /// The bodies the relaxing round of the last pass changed, with their
+    /// velocities before it, and a mark per slot (all false between
+    /// passes).
+    pub relaxed: Vec<(u32, Vec3A)>,
+    pub relax_marks: Vec<bool>,
+    pub broad: BroadPhase,
     /// Per slot: forces your substep systems added to `AccumulatedForce`,
     /// for the next kick; the force of the whole step (`ConstantForce` plus
     /// the `AccumulatedForce` written before the step); and the damping

@@ -13,7 +13,9 @@ use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
 use crate::data::constraints::ConstraintSettings;
-use crate::kernels::constraints::{Bodies, Rounds, find_contacts, solve};
+use crate::kernels::constraints::{
+    Bodies, Relaxed, Rounds, WarmStart, find_contacts, find_pair_contacts, solve,
+};
 use crate::kernels::integrate::{Kick, Part, drift_all};
 use crate::kernels::parts::{Span, balance, pieces};
 use crate::kernels::springs::add_spring_forces;
@@ -54,7 +56,8 @@ pub(crate) enum Stage {
     Forces,
     /// `v ← (v + h·(g + w·F)) / (1 + h·c)`.
     Kick,
-    /// Rods and contacts on the new velocities.
+    /// Rods and contacts (with planes and between bodies) on the new
+    /// velocities.
     Constraints,
     /// `x ← x + h·v`.
     Drift,
@@ -69,7 +72,7 @@ impl Pass {
     /// Whether the group has rods or round bodies.
     fn constrained(&self, solver: &SolverState) -> bool {
         let group = &solver.groups[self.group];
-        !(group.rods.is_empty() && group.rounds.is_empty())
+        !(group.rods.is_empty() && group.rounds.is_empty() && group.pairs.is_empty())
     }
 
     /// Runs `stage`. With `fuse`, the kick also drifts each body (one loop
@@ -177,10 +180,10 @@ impl Pass {
 
     /// The group's rods and contacts, on the new velocities.
     fn solve_constraints(&self, solver: &mut SolverState) {
-        let group = &solver.groups[self.group];
-        if group.rods.is_empty() && group.rounds.is_empty() {
+        if !self.constrained(solver) {
             return;
         }
+        let group = &solver.groups[self.group];
         let settings = &self.constraints;
         let rounds = Rounds {
             h: self.h,
@@ -188,9 +191,10 @@ impl Pass {
             beta: settings.bias(),
             bounce_threshold: settings.bounce_threshold,
         };
-        let (rods, round_rows) = (
+        let (rods, round_rows, pairs) = (
             &solver.rods[group.rods.clone()],
             &solver.rounds[group.rounds.clone()],
+            &solver.pairs[group.pairs.clone()],
         );
         let mut bodies = Bodies {
             pos: &solver.pos,
@@ -198,9 +202,43 @@ impl Pass {
             valid: &solver.valid,
             inv_mass: &solver.inv_mass,
         };
-        let contacts = &mut solver.contacts;
-        find_contacts(round_rows, &solver.planes, &bodies, &rounds, contacts);
-        solve(rods, contacts, &mut bodies, &rounds);
+        let (contacts, pair_contacts) = (&mut solver.contacts, &mut solver.pair_contacts);
+        let planes = solver.planes.len();
+        let warm = WarmStart {
+            planes: &mut solver.plane_warm[group.rounds.start * planes..group.rounds.end * planes],
+            pairs: &mut solver.pair_warm[group.pairs.clone()],
+        };
+        find_contacts(
+            round_rows,
+            &solver.planes,
+            &bodies,
+            &rounds,
+            warm.planes,
+            contacts,
+        );
+        find_pair_contacts(pairs, &bodies, &rounds, warm.pairs, pair_contacts);
+        let mut moved = core::mem::take(&mut solver.relaxed);
+        moved.clear();
+        solver.relax_marks.resize(solver.pos.len(), false);
+        let relaxed = Relaxed {
+            moved: &mut moved,
+            marked: &mut solver.relax_marks,
+        };
+        solve(
+            rods,
+            contacts,
+            pair_contacts,
+            &mut bodies,
+            &rounds,
+            warm,
+            relaxed,
+        );
+        // What the position bias asked for moves the body, not its speed.
+        for &(slot, biased) in &moved {
+            let s = slot as usize;
+            solver.pos[s] += self.h * (biased - solver.vel[s]);
+        }
+        solver.relaxed = moved;
     }
 
     /// The drift alone, after the rods and contacts.

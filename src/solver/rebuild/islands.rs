@@ -49,6 +49,7 @@ pub(super) fn find(p: &mut Rebuild, scene: &mut Scene) -> Islands {
             since: Tick::new(0),
             timer: f32::INFINITY,
             stability: SpringStability::new(0.0, 0.0, 0.0),
+            touching: false,
             stiffest: None,
         });
         start += size;
@@ -64,6 +65,7 @@ pub(super) fn find(p: &mut Rebuild, scene: &mut Scene) -> Islands {
         let node = &scene.nodes[i];
         b.explicit = b.explicit.max(node.substeps);
         b.auto |= node.auto;
+        b.touching |= node.touching;
         b.no_sleep |= node.no_sleep;
         b.all_asleep &= node.sleeping.is_some();
         b.any_asleep |= node.sleeping.is_some();
@@ -195,6 +197,7 @@ pub(super) fn decide(p: &mut Rebuild, scene: &Scene, islands: &Islands) -> Decid
             } else {
                 b.timer
             },
+            touching: b.touching,
         });
         decided.passes.push(passes);
         decided.loads.push(load);
@@ -258,21 +261,29 @@ fn sleeps(p: &mut Rebuild, scene: &Scene, islands: &Islands, b: &Build, now: Tic
 
 /// An island's pass count: the largest explicit [`Substeps`] of its
 /// bodies, or the default; with automatic substeps, at least what keeps
-/// its load within the target.
+/// its load within the target; with round bodies touching each other, at
+/// least [`ConstraintSettings::contact_substeps`].
 ///
 /// [`Substeps`]: crate::Substeps
+/// [`ConstraintSettings::contact_substeps`]: crate::ConstraintSettings::contact_substeps
 fn pass_count(p: &Rebuild, b: &Build, h: f32) -> u32 {
     let settings = &*p.settings;
     let auto = b.auto || (settings.auto_substeps && b.explicit.is_none());
     let base = b
         .explicit
         .unwrap_or(if auto { 1 } else { settings.passes() });
-    if auto {
+    let passes = if auto {
         base.max(
             b.stability
                 .substeps_for_load(h, settings.target_load(), settings.auto_cap()),
         )
     } else {
         base
+    };
+    if b.touching {
+        let contact = p.constraints.contact_substeps;
+        passes.max(contact.clamp(1, PhysicsSettings::MAX_SUBSTEPS))
+    } else {
+        passes
     }
 }

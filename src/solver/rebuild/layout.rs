@@ -214,6 +214,7 @@ pub(super) fn rows(
             rounds_by_group[group_of[i] as usize].push(RoundRow {
                 slot: slot_of[i],
                 radius,
+                material: node.material,
             });
         }
     }
@@ -257,7 +258,8 @@ pub(super) fn write_back(
     solver.sleep_speed2.clear();
     solver.sleep_speed2.resize(slots, 0.0);
     let mut any_invalid = false;
-    for (i, (_, body, mut index, mut island, .., mut rest)) in p.bodies.iter_mut().enumerate() {
+    for (i, (_, body, mut index, mut island, .., mut rest, _, _)) in p.bodies.iter_mut().enumerate()
+    {
         let node = &scene.nodes[i];
         let slot = layout.slot_of[i];
         let new_index = BodyIndex {

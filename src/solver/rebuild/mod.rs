@@ -7,7 +7,8 @@
 //!    per-body settings checked;
 //! 2. [`read::joins`]: springs and rods checked, islands joined
 //!    (union-find over joins between dynamic bodies), stiffness bounds
-//!    summed;
+//!    summed; then [`touch::join`]: round bodies within reach of each
+//!    other join islands too;
 //! 3. [`islands::find`]: the islands, numbered in the order of their first
 //!    body, with what their bodies say (substeps, sleep, stiffest spring);
 //! 4. [`islands::apply_requests`]: wake and sleep requests from hooks,
@@ -18,7 +19,7 @@
 //!    island, body, then the fixed bodies; anchors of sleeping islands
 //!    rested;
 //! 7. [`layout::rows`]: spring rows by group and island, rods and round
-//!    bodies by group;
+//!    bodies by group; [`touch::lay_out`]: what the broad phase needs;
 //! 8. [`layout::write_back`]: each body's index, island and resting time,
 //!    and its state into its slot.
 
@@ -30,7 +31,9 @@ use bevy::ecs::system::{SystemChangeTick, SystemParam};
 use bevy::prelude::*;
 
 use crate::data::body::Body;
-use crate::data::constraints::{DistanceConstraint, Radius};
+use crate::data::constraints::{
+    CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint, Radius,
+};
 use crate::data::islands::{
     AutoSubsteps, IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping,
     SleepingDisabled, Substeps,
@@ -39,6 +42,7 @@ use crate::data::issues::PhysicsError;
 use crate::data::joins::Spring;
 use crate::data::requests::{AnchorAsleep, BodyIndex, Island, SolverRequests, WakeCause};
 use crate::data::settings::PhysicsSettings;
+use crate::kernels::constraints::Material;
 use crate::kernels::springs::SpringRow;
 use crate::kernels::stability::SpringStability;
 use crate::kernels::union_find::UnionFind;
@@ -48,6 +52,7 @@ use crate::solver::report::Reporter;
 mod islands;
 mod layout;
 mod read;
+mod touch;
 
 /// A body as the rebuild sees it.
 struct Node {
@@ -63,8 +68,16 @@ struct Node {
     auto: bool,
     no_sleep: bool,
     sleep_speed2: f32,
-    /// A valid radius, for contacts.
+    /// A valid radius, for contacts, and the body's own material.
     radius: Option<f32>,
+    material: Option<Material>,
+    groups: CollisionGroups,
+    /// Its state, and whether it can be stepped.
+    pos: Vec3A,
+    vel: Vec3A,
+    valid: bool,
+    /// Within reach of another dynamic round body it is not joined to.
+    touching: bool,
     /// How long its island has been resting.
     rest_time: f32,
     /// Σ k·(1 + [other end dynamic]) over its springs (the Gershgorin row
@@ -117,6 +130,8 @@ struct Build {
     since: Tick,
     timer: f32,
     stability: SpringStability,
+    /// Two of its round bodies are within reach of each other.
+    touching: bool,
     /// The spring with the largest `k·(w_a + w_b)`.
     stiffest: Option<(Entity, f32)>,
 }
@@ -177,6 +192,8 @@ type BuildData = (
     Has<AnchorAsleep>,
     Option<&'static Radius>,
     &'static mut RestTime,
+    Option<&'static ContactMaterial>,
+    Option<&'static CollisionGroups>,
 );
 
 /// Everything the rebuild reads of the world.
@@ -192,6 +209,7 @@ pub(crate) struct Rebuild<'w, 's> {
     entities: &'w Entities,
     time: Res<'w, Time<Fixed>>,
     settings: Res<'w, PhysicsSettings>,
+    constraints: Res<'w, ConstraintSettings>,
     sleep: Res<'w, SleepSettings>,
     reporter: Reporter<'w, 's>,
     woke: MessageWriter<'w, IslandWoke>,
@@ -207,21 +225,42 @@ pub(crate) fn rebuild(mut p: Rebuild) {
     if !p.requests.dirty
         && p.changed_bodies.is_empty()
         && !p.settings.is_changed()
+        && !p.constraints.is_changed()
         && !p.sleep.is_changed()
         && h == p.solver.timestep
     {
         return;
     }
+    run(&mut p, h);
+}
+
+/// Start of the fixed step, after
+/// [`find_pairs`](crate::solver::contacts::find_pairs): rebuilds the index
+/// at once when the islands no longer follow the round bodies within reach
+/// of each other (see [`contacts`](crate::solver::contacts)).
+pub(crate) fn rebuild_touched(mut p: Rebuild) {
+    if !core::mem::take(&mut p.solver.touch.stale) {
+        return;
+    }
+    p.solver.touch.rebuilt = true;
+    let h = p.time.timestep().as_secs_f32();
+    run(&mut p, h);
+}
+
+/// The rebuild's stages.
+fn run(p: &mut Rebuild, h: f32) {
     p.requests.dirty = false;
     p.solver.rebuilt = true;
     p.solver.timestep = h;
-    let scene = read::bodies(&mut p);
-    let mut scene = read::joins(&mut p, scene);
-    let mut islands = islands::find(&mut p, &mut scene);
-    islands::apply_requests(&mut p, &scene, &mut islands);
-    let mut decided = islands::decide(&mut p, &scene, &islands);
-    let mut layout = layout::slots(&mut p, &scene, &islands, &mut decided);
-    layout::rows(&mut p, &scene, &islands, &decided, &mut layout);
-    layout::write_back(&mut p, &scene, &islands, decided, layout);
+    let scene = read::bodies(p);
+    let mut scene = read::joins(p, scene);
+    touch::join(p, &mut scene);
+    let mut islands = islands::find(p, &mut scene);
+    islands::apply_requests(p, &scene, &mut islands);
+    let mut decided = islands::decide(p, &scene, &islands);
+    let mut layout = layout::slots(p, &scene, &islands, &mut decided);
+    layout::rows(p, &scene, &islands, &decided, &mut layout);
+    touch::lay_out(p, &scene, &islands, &decided, &layout);
+    layout::write_back(p, &scene, &islands, decided, layout);
     p.requests.resynced = false;
 }

@@ -9,9 +9,11 @@ use crate::data::islands::{SleepThreshold, Substeps, sanitize};
 use crate::data::issues::PhysicsIssue;
 use crate::data::requests::{WakeCause, WakeTarget};
 use crate::data::settings::PhysicsSettings;
+use crate::kernels::constraints::Material;
 use crate::kernels::springs::SpringRow;
 use crate::kernels::union_find::UnionFind;
 use crate::solver::report::{validate_ends, validate_rod, validate_spring};
+use crate::solver::state_is_valid;
 
 /// Kinds of bad per-body settings, one bit each, so that each is reported
 /// once while it stays bad.
@@ -26,8 +28,22 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
     let default_speed = p.sleep.threshold();
     let mut nodes = Vec::new();
     let mut node_of = EntityHashMap::<u32>::default();
-    for (entity, body, _, _, sleeping, substeps, auto, no_sleep, threshold, anchor, radius, rest) in
-        &p.bodies
+    for (
+        entity,
+        body,
+        _,
+        _,
+        sleeping,
+        substeps,
+        auto,
+        no_sleep,
+        threshold,
+        anchor,
+        radius,
+        rest,
+        material,
+        groups,
+    ) in &p.bodies
     {
         let was = p
             .solver
@@ -91,6 +107,18 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
             no_sleep,
             sleep_speed2: speed * speed,
             radius,
+            material: material.map(|&m| {
+                let m = m.sanitized();
+                Material {
+                    restitution: m.restitution,
+                    friction: m.friction,
+                }
+            }),
+            groups: groups.copied().unwrap_or_default(),
+            pos: body.position.into(),
+            vel: body.velocity.into(),
+            valid: state_is_valid(&body),
+            touching: false,
             rest_time: rest.seconds(),
             k_sum: 0.0,
             c_sum: 0.0,

@@ -1,0 +1,303 @@
+//! The broad phase: which round things are near each other, on a uniform
+//! grid.
+//!
+//! Each item is a ball of `reach` around `pos` (its radius plus a margin);
+//! two items are a pair when `|p_a − p_b| < reach_a + reach_b`. The cell
+//! size is twice the largest reach among the ordinary items, so a pair
+//! lies in the same or a neighbouring cell; items far larger than the
+//! median (a boulder among pebbles) are kept out of the grid and tested
+//! against every item, so one huge radius neither makes every cell hold
+//! the whole scene nor makes the grid allocate without bound. On an even
+//! scene the cost is O(n).
+//!
+//! The pairs come out in an order that depends only on the items'
+//! positions, reaches and keys, not on their indices: items are sorted by
+//! cell, then key, and each cell is paired with itself and its forward
+//! neighbours in that order. A caller that keys items by something stable
+//! (an entity) gets the same order whatever its own layout.
+
+use bevy::math::Vec3A;
+use bevy::platform::collections::HashMap;
+
+/// One round thing.
+#[derive(Debug, Clone, Copy)]
+pub struct Reach {
+    pub pos: Vec3A,
+    /// Radius plus margin, finite and not negative.
+    pub reach: f32,
+    /// A stable key that orders items within a cell.
+    pub key: u64,
+}
+
+/// Whether two items are near enough to pair: `|p_a − p_b| < reach_a +
+/// reach_b`.
+#[inline]
+pub fn near(a: &Reach, b: &Reach) -> bool {
+    let sum = a.reach + b.reach;
+    (b.pos - a.pos).length_squared() < sum * sum
+}
+
+/// An item's cell on each axis, kept well inside `i32` so that a
+/// neighbour's index does not overflow (items beyond share the edge
+/// cells, which stays exact, only slower).
+type Cell = [i32; 3];
+
+const LIMIT: f32 = (1 << 30) as f32;
+
+/// The broad phase's buffers, kept between calls so that a step allocates
+/// nothing once the scene has settled.
+#[derive(Debug, Default)]
+pub struct BroadPhase {
+    /// Grid items by cell, then key: (cell, key, item).
+    entries: Vec<(Cell, u64, u32)>,
+    /// Each occupied cell's run of `entries`.
+    cells: HashMap<Cell, (u32, u32)>,
+    /// Items kept out of the grid, by key.
+    large: Vec<(u64, u32)>,
+    reaches: Vec<f32>,
+}
+
+impl BroadPhase {
+    /// Appends to `pairs` each pair `(i, j)` of `items` that is [`near`]
+    /// and that `accept(i, j)` takes, once, in the order described in the
+    /// [module docs](self). Items with a non-finite position or reach are
+    /// left out.
+    pub fn pairs(
+        &mut self,
+        items: &[Reach],
+        mut accept: impl FnMut(u32, u32) -> bool,
+        pairs: &mut Vec<(u32, u32)>,
+    ) {
+        self.entries.clear();
+        self.cells.clear();
+        self.large.clear();
+        let usable =
+            |item: &Reach| item.pos.is_finite() && item.reach.is_finite() && item.reach >= 0.0;
+        self.reaches.clear();
+        self.reaches
+            .extend(items.iter().filter(|item| usable(item)).map(|i| i.reach));
+        if self.reaches.is_empty() {
+            return;
+        }
+        // Ordinary items reach at most 4 times the median.
+        let middle = self.reaches.len() / 2;
+        let median = *self
+            .reaches
+            .select_nth_unstable_by(middle, f32::total_cmp)
+            .1;
+        let bound = 4.0 * median;
+        let largest = self
+            .reaches
+            .iter()
+            .copied()
+            .filter(|&r| r <= bound)
+            .fold(0.0f32, f32::max);
+        let size = (2.0 * largest).max(f32::MIN_POSITIVE);
+        let mut flat = [true; 3];
+        let mut first: Option<Cell> = None;
+        for (i, item) in items.iter().enumerate() {
+            if !usable(item) {
+                continue;
+            }
+            if item.reach > bound {
+                self.large.push((item.key, i as u32));
+                continue;
+            }
+            let scaled = (item.pos / size).floor();
+            let cell = [0, 1, 2].map(|k| scaled[k].clamp(-LIMIT, LIMIT) as i32);
+            let first = *first.get_or_insert(cell);
+            for k in 0..3 {
+                flat[k] &= cell[k] == first[k];
+            }
+            self.entries.push((cell, item.key, i as u32));
+        }
+        self.entries.sort_unstable();
+        let mut start = 0;
+        while start < self.entries.len() {
+            let cell = self.entries[start].0;
+            let end = start
+                + self.entries[start..]
+                    .iter()
+                    .take_while(|entry| entry.0 == cell)
+                    .count();
+            self.cells.insert(cell, (start as u32, end as u32));
+            start = end;
+        }
+        let mut test = |i: u32, j: u32| {
+            if near(&items[i as usize], &items[j as usize]) && accept(i, j) {
+                pairs.push((i, j));
+            }
+        };
+        let offsets = forward_offsets(flat);
+        let mut start = 0;
+        while start < self.entries.len() {
+            let cell = self.entries[start].0;
+            let (_, end) = self.cells[&cell];
+            let own = &self.entries[start..end as usize];
+            for (n, &(_, _, i)) in own.iter().enumerate() {
+                for &(_, _, j) in &own[n + 1..] {
+                    test(i, j);
+                }
+            }
+            for offset in &offsets {
+                let next = [0, 1, 2].map(|k| cell[k] + offset[k]);
+                let Some(&(from, to)) = self.cells.get(&next) else {
+                    continue;
+                };
+                for &(_, _, i) in own {
+                    for &(_, _, j) in &self.entries[from as usize..to as usize] {
+                        test(i, j);
+                    }
+                }
+            }
+            start = end as usize;
+        }
+        self.large.sort_unstable();
+        for (n, &(_, i)) in self.large.iter().enumerate() {
+            for &(_, _, j) in &self.entries {
+                test(i, j);
+            }
+            for &(_, j) in &self.large[n + 1..] {
+                test(i, j);
+            }
+        }
+    }
+}
+
+/// The neighbouring cells after a cell (offsets greater than zero in
+/// lexicographic order), leaving out every offset along an axis on which
+/// all items share one cell.
+fn forward_offsets(flat: [bool; 3]) -> Vec<[i32; 3]> {
+    let range = |k: usize| if flat[k] { 0..=0 } else { -1..=1 };
+    let mut offsets = Vec::with_capacity(13);
+    for x in range(0) {
+        for y in range(1) {
+            for z in range(2) {
+                if [x, y, z] > [0, 0, 0] {
+                    offsets.push([x, y, z]);
+                }
+            }
+        }
+    }
+    offsets
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every near pair, by brute force, as sorted `(min, max)` indices.
+    fn brute(items: &[Reach]) -> Vec<(u32, u32)> {
+        let mut pairs = Vec::new();
+        for i in 0..items.len() {
+            for j in i + 1..items.len() {
+                if near(&items[i], &items[j]) {
+                    pairs.push((i as u32, j as u32));
+                }
+            }
+        }
+        pairs
+    }
+
+    fn sorted(pairs: &[(u32, u32)]) -> Vec<(u32, u32)> {
+        let mut pairs: Vec<_> = pairs.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
+        pairs.sort_unstable();
+        pairs
+    }
+
+    /// A small deterministic generator.
+    fn scatter(n: usize, spread: f32, seed: u64, flat: bool) -> Vec<Reach> {
+        let mut s = seed;
+        let mut next = move || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 40) as f32) / (1u64 << 24) as f32
+        };
+        (0..n)
+            .map(|i| Reach {
+                pos: Vec3A::new(
+                    next() * spread - spread / 2.0,
+                    next() * spread,
+                    if flat { 0.0 } else { next() * spread },
+                ),
+                reach: 0.05 + 0.1 * next(),
+                key: (i as u64 * 7919) % 1000,
+            })
+            .collect()
+    }
+
+    /// The grid finds exactly the near pairs, each once, in 2D and 3D, with
+    /// a few large items among them.
+    #[test]
+    fn finds_every_near_pair_once() {
+        for (flat, seed) in [(true, 1), (false, 2), (true, 3), (false, 4)] {
+            let mut items = scatter(600, 4.0, seed, flat);
+            items[5].reach = 1.5;
+            items[17].reach = 3.0;
+            let mut broad = BroadPhase::default();
+            let mut pairs = Vec::new();
+            broad.pairs(&items, |_, _| true, &mut pairs);
+            let found = sorted(&pairs);
+            let mut unique = found.clone();
+            unique.dedup();
+            assert_eq!(found, unique, "a pair came out twice");
+            assert_eq!(found, brute(&items));
+            assert!(!found.is_empty());
+        }
+    }
+
+    /// The order of the pairs, read as keys, does not depend on the order
+    /// of the items.
+    #[test]
+    fn the_order_follows_keys_not_indices() {
+        let mut items = scatter(300, 2.0, 9, true);
+        for (i, item) in items.iter_mut().enumerate() {
+            item.key = i as u64;
+        }
+        let mut broad = BroadPhase::default();
+        let as_keys = |items: &[Reach], pairs: &[(u32, u32)]| -> Vec<(u64, u64)> {
+            pairs
+                .iter()
+                .map(|&(a, b)| (items[a as usize].key, items[b as usize].key))
+                .collect()
+        };
+        let mut pairs = Vec::new();
+        broad.pairs(&items, |_, _| true, &mut pairs);
+        let first = as_keys(&items, &pairs);
+        items.reverse();
+        pairs.clear();
+        broad.pairs(&items, |_, _| true, &mut pairs);
+        assert_eq!(as_keys(&items, &pairs), first);
+    }
+
+    /// Non-finite items and a huge reach neither panic nor pair wrongly.
+    #[test]
+    fn bad_items_are_left_out() {
+        let mut items = scatter(50, 1.0, 5, false);
+        items[0].pos = Vec3A::NAN;
+        items[1].reach = f32::INFINITY;
+        items[2].reach = 1e30;
+        items[3].pos = Vec3A::splat(1e30);
+        let mut broad = BroadPhase::default();
+        let mut pairs = Vec::new();
+        broad.pairs(&items, |_, _| true, &mut pairs);
+        assert!(pairs.iter().all(|&(a, b)| a > 1 && b > 1));
+        // The huge one touches every other finite item near the origin.
+        assert!(pairs.iter().filter(|&&(a, b)| a == 2 || b == 2).count() >= 40);
+    }
+
+    /// `accept` filters pairs.
+    #[test]
+    fn accept_filters() {
+        let items = scatter(200, 1.0, 6, true);
+        let mut broad = BroadPhase::default();
+        let mut pairs = Vec::new();
+        broad.pairs(&items, |a, b| (a + b) % 2 == 0, &mut pairs);
+        let expected: Vec<_> = brute(&items)
+            .into_iter()
+            .filter(|(a, b)| (a + b) % 2 == 0)
+            .collect();
+        assert_eq!(sorted(&pairs), expected);
+    }
+}

@@ -1,0 +1,289 @@
+//! Contacts between round bodies: which pairs are within reach in this
+//! step, and whether the islands still follow them.
+//!
+//! Two round bodies are *within reach* when
+//! `|x_a − x_b| < reach_a + reach_b`, with `reach = 1.1·r + h·|v|` (see
+//! [`reach`]): touching, nearly touching, or about to within the step.
+//! Bodies within reach share an island, so islands are a function of the
+//! bodies' positions and velocities alone: the rebuild joins them
+//! ([`rebuild`](super::rebuild), stage 2), and a snapshot restore or a
+//! rollback, which rebuilds, finds the islands the run it came from had.
+//!
+//! Once per step, after the rebuild and the bodies your code wrote,
+//! [`find_pairs`] runs the broad phase over the round bodies with a slot
+//! (and those of sleeping islands, which do not move), keeps the pairs
+//! that may touch (not both fixed, not joined directly, in groups that
+//! touch) and checks them against the islands: a pair across two islands,
+//! a body within reach of a sleeping one, or an island whose bodies no
+//! longer hold together means the islands are stale, and
+//! [`rebuild_touched`](super::rebuild::rebuild_touched) rebuilds them at
+//! once, in the same step, before [`find_pairs_again`] lists the pairs on
+//! the new slots. The pairs are kept by pass group in the broad phase's
+//! order, which follows entities, not slots.
+
+use bevy::math::Vec3A;
+use bevy::prelude::*;
+
+use crate::data::constraints::CollisionGroups;
+use crate::data::requests::SolverRequests;
+use crate::kernels::broad::Reach;
+use crate::kernels::constraints::{Material, PairRow, Warm};
+use crate::kernels::union_find::UnionFind;
+use crate::solver::SolverState;
+
+/// How far a round body of radius `radius` moving at `vel` reaches in a
+/// step of `h`: its radius, a tenth more, and the distance it covers.
+#[inline]
+pub(crate) fn reach(radius: f32, vel: Vec3A, h: f32) -> f32 {
+    1.1 * radius + h * vel.length()
+}
+
+/// The key that orders round bodies within a cell of the broad phase: its
+/// entity, which a restore keeps.
+#[inline]
+pub(crate) fn key(entity: Entity) -> u64 {
+    entity.to_bits()
+}
+
+/// A round body as contacts see it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Toucher {
+    pub entity: Entity,
+    pub radius: f32,
+    pub material: Material,
+    pub groups: CollisionGroups,
+}
+
+/// A round body of a sleeping island.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sleeper {
+    pub pos: Vec3A,
+    pub reach: f32,
+    pub body: Toucher,
+}
+
+/// What the last rebuild laid out for contacts.
+#[derive(Debug, Default)]
+pub(crate) struct Touch {
+    /// Round bodies with a slot (awake dynamic and fixed), by slot.
+    pub slots: Vec<(u32, Toucher)>,
+    /// Round bodies of sleeping islands.
+    pub sleepers: Vec<Sleeper>,
+    /// Per slot: its island, or `u32::MAX` for a fixed body.
+    pub island_of_slot: Vec<u32>,
+    /// Per slot `s`, the slots joined to it directly (by a spring or a rod)
+    /// are `joined[joined_start[s]..joined_start[s + 1]]`.
+    pub joined_start: Vec<u32>,
+    pub joined: Vec<u32>,
+    /// Whether bodies within reach joined islands that joins alone would
+    /// have kept apart (then each step checks that they still hold).
+    pub merged: bool,
+    /// Set by [`find_pairs`] when the islands no longer follow the pairs.
+    pub stale: bool,
+    /// Set by the rebuild that follows.
+    pub rebuilt: bool,
+    items: Vec<Reach>,
+    found: Vec<(u32, u32)>,
+}
+
+impl Touch {
+    /// Whether slots `a` and `b` are joined directly.
+    fn joined(&self, a: u32, b: u32) -> bool {
+        let a = a as usize;
+        match self.joined_start.get(a..a + 2) {
+            Some(&[from, to]) => self.joined[from as usize..to as usize].contains(&b),
+            _ => false,
+        }
+    }
+}
+
+/// Start of the fixed step, after the bodies your code wrote: the pairs of
+/// round bodies within reach, by group; marks the islands stale when they
+/// no longer follow the pairs (see the [module docs](self)).
+pub(crate) fn find_pairs(mut solver: ResMut<SolverState>, mut requests: ResMut<SolverRequests>) {
+    let stale = list_pairs(&mut solver);
+    solver.touch.stale = stale;
+    if stale {
+        requests.dirty = true;
+    }
+}
+
+/// After [`rebuild_touched`](super::rebuild::rebuild_touched) rebuilt the
+/// islands: the pairs on the new slots. (Were they still stale, the next
+/// step would rebuild again.)
+pub(crate) fn find_pairs_again(
+    mut solver: ResMut<SolverState>,
+    mut requests: ResMut<SolverRequests>,
+) {
+    if !core::mem::take(&mut solver.touch.rebuilt) {
+        return;
+    }
+    if list_pairs(&mut solver) {
+        requests.dirty = true;
+    }
+}
+
+/// Lists this step's pairs into `solver.pairs` by group; true if the
+/// islands are stale.
+fn list_pairs(solver: &mut SolverState) -> bool {
+    let solver = &mut *solver;
+    for group in &mut solver.groups {
+        group.pairs = 0..0;
+    }
+    solver.pairs.clear();
+    solver.pair_warm.clear();
+    let touch = &mut solver.touch;
+    if touch.slots.is_empty() {
+        return false;
+    }
+    let h = solver.timestep;
+    let (pos, vel, valid, inv_mass) = (&solver.pos, &solver.vel, &solver.valid, &solver.inv_mass);
+    let mut items = core::mem::take(&mut touch.items);
+    let mut found = core::mem::take(&mut touch.found);
+    items.clear();
+    found.clear();
+    for &(slot, body) in &touch.slots {
+        let s = slot as usize;
+        items.push(Reach {
+            // An invalid body is left out.
+            pos: if valid[s] { pos[s] } else { Vec3A::NAN },
+            reach: reach(body.radius, vel[s], h),
+            key: key(body.entity),
+        });
+    }
+    items.extend(touch.sleepers.iter().map(|sleeper| Reach {
+        pos: sleeper.pos,
+        reach: sleeper.reach,
+        key: key(sleeper.body.entity),
+    }));
+    let awake = touch.slots.len() as u32;
+    let body = |i: u32| {
+        if i < awake {
+            touch.slots[i as usize].1
+        } else {
+            touch.sleepers[(i - awake) as usize].body
+        }
+    };
+    let slot = |i: u32| touch.slots[i as usize].0;
+    let accept = |a: u32, b: u32| {
+        if !body(a).groups.touches(&body(b).groups) {
+            return false;
+        }
+        match (a < awake, b < awake) {
+            (true, true) => {
+                let (sa, sb) = (slot(a), slot(b));
+                (inv_mass[sa as usize] > 0.0 || inv_mass[sb as usize] > 0.0)
+                    && !touch.joined(sa, sb)
+            }
+            // An awake dynamic body within reach of a sleeping one.
+            (true, false) => inv_mass[slot(a) as usize] > 0.0,
+            (false, true) => inv_mass[slot(b) as usize] > 0.0,
+            (false, false) => false,
+        }
+    };
+    solver.broad.pairs(&items, accept, &mut found);
+    let mut stale = false;
+    let mut touching = vec![false; solver.islands.len()];
+    let mut rows = Vec::with_capacity(found.len());
+    let groups = &solver.groups;
+    let group_of = |s: u32| {
+        groups
+            .iter()
+            .position(|group| group.slots.contains(&(s as usize)))
+            .map_or(u32::MAX, |g| g as u32)
+    };
+    for &(a, b) in &found {
+        if a >= awake || b >= awake {
+            stale = true;
+            continue;
+        }
+        let (sa, sb) = (slot(a), slot(b));
+        let (ia, ib) = (
+            touch.island_of_slot[sa as usize],
+            touch.island_of_slot[sb as usize],
+        );
+        if ia != u32::MAX && ib != u32::MAX {
+            if ia == ib {
+                touching[ia as usize] = true;
+            } else {
+                stale = true;
+            }
+        }
+        let (ga, gb) = (group_of(sa), group_of(sb));
+        let group = if ga == u32::MAX { gb } else { ga };
+        if gb != u32::MAX && gb != group {
+            // Two pass counts: left out until the islands are rebuilt.
+            continue;
+        }
+        let (ta, tb) = (body(a), body(b));
+        rows.push((
+            group,
+            PairRow {
+                a: sa,
+                b: sb,
+                radius: ta.radius + tb.radius,
+                material: ta.material.combine(tb.material),
+            },
+        ));
+    }
+    rows.sort_by_key(|&(group, _)| group);
+    let mut at = 0;
+    for (g, group) in solver.groups.iter_mut().enumerate() {
+        let start = at;
+        at += rows[at..]
+            .iter()
+            .take_while(|(group, _)| *group == g as u32)
+            .count();
+        group.pairs = start..at;
+    }
+    solver.pairs.extend(rows.into_iter().map(|(_, row)| row));
+    solver.pair_warm.clear();
+    solver.pair_warm.resize(solver.pairs.len(), Warm::default());
+    // An island that came to touch itself, or stopped, changes its pass
+    // count.
+    stale |= solver
+        .islands
+        .iter()
+        .zip(&touching)
+        .any(|(island, &now)| !island.slots.is_empty() && island.touching != now);
+    if !stale && touch.merged {
+        stale = !islands_hold(solver);
+    }
+    let touch = &mut solver.touch;
+    touch.items = items;
+    touch.found = found;
+    stale
+}
+
+/// Whether every awake island's bodies still hold together through its
+/// springs, rods and pairs within reach (an island that contacts joined
+/// may fall apart when they end).
+fn islands_hold(solver: &SolverState) -> bool {
+    let n = solver.fixed_slots.start;
+    let mut union = UnionFind::new(n);
+    let ends = solver
+        .springs
+        .iter()
+        .map(|row| (row.a, row.b))
+        .chain(solver.rods.iter().map(|rod| (rod.a, rod.b)))
+        .chain(solver.pairs.iter().map(|pair| (pair.a, pair.b)));
+    for (a, b) in ends {
+        if (a as usize) < n && (b as usize) < n {
+            union.union(a, b);
+        }
+    }
+    let mut seen = vec![false; n];
+    for island in &solver.islands {
+        let Some(first) = island.slots.clone().next() else {
+            continue;
+        };
+        let root = union.find(first as u32);
+        if core::mem::replace(&mut seen[root as usize], true) {
+            return false;
+        }
+        if island.slots.clone().any(|s| union.find(s as u32) != root) {
+            return false;
+        }
+    }
+    true
+}
