@@ -82,5 +82,6 @@
 //! ```
 
 pub use crate::data::constraints::{
-    CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint, GroundPlane, Radius,
+    AngleLimit, CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint,
+    DistanceLimit, GroundPlane, Radius,
 };

@@ -101,7 +101,8 @@ pub mod snapshot;
 
 pub use body::{Body, Damping};
 pub use constraints::{
-    CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint, GroundPlane, Radius,
+    AngleLimit, CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint,
+    DistanceLimit, GroundPlane, Radius,
 };
 pub use data::settings::{PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems};
 #[cfg(feature = "debug-ui")]
@@ -126,13 +127,14 @@ pub mod prelude {
         PhysicsModelPlugin,
     };
     pub use crate::{
-        AccumulatedForce, AutoSubsteps, Body, CollisionGroups, ConstantForce, ConstraintSettings,
-        ContactMaterial, Damping, DistanceConstraint, DrawnPositions, EulerPhysicsPlugin, Gravity,
-        GroundPlane, Island, IslandCommands, IslandSlept, IslandWoke, PhysicsError, PhysicsIssue,
-        PhysicsSettings, PhysicsSnapshot, PhysicsStep, PhysicsSubstep, PhysicsSystems,
-        PhysicsWarning, PositionHistory, Radius, RestTime, SleepSettings, SleepThreshold, Sleeping,
-        SleepingDisabled, Spring, SpringFrequency, SubstepBodies, Substeps, TransformSyncDisabled,
-        WakeCause, physics_checksum,
+        AccumulatedForce, AngleLimit, AutoSubsteps, Body, CollisionGroups, ConstantForce,
+        ConstraintSettings, ContactMaterial, Damping, DistanceConstraint, DistanceLimit,
+        DrawnPositions, EulerPhysicsPlugin, Gravity, GroundPlane, Island, IslandCommands,
+        IslandSlept, IslandWoke, PhysicsError, PhysicsIssue, PhysicsSettings, PhysicsSnapshot,
+        PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius,
+        RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring,
+        SpringFrequency, SubstepBodies, Substeps, TransformSyncDisabled, WakeCause,
+        physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

@@ -7,7 +7,8 @@ use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SingleTh
 
 use crate::data::body::{Body, Damping};
 use crate::data::constraints::{
-    CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint, GroundPlane, Radius,
+    AngleLimit, CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint,
+    DistanceLimit, GroundPlane, Radius,
 };
 use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
 use crate::data::forces::{AccumulatedForce, ConstantForce, Gravity};
@@ -94,6 +95,8 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<IslandWoke>()
             .register_type::<IslandSlept>()
             .register_type::<DistanceConstraint>()
+            .register_type::<DistanceLimit>()
+            .register_type::<AngleLimit>()
             .register_type::<Radius>()
             .register_type::<ContactMaterial>()
             .register_type::<CollisionGroups>()
@@ -143,6 +146,7 @@ impl Plugin for EulerPhysicsPlugin {
                     report::check_settings,
                     frequency::resolve_frequencies,
                     report::readmit_fixed,
+                    report::readmit_limits,
                     wakes::detect_wakes,
                     rebuild::rebuild,
                     gather::gather_written,

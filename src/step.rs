@@ -7,6 +7,7 @@
 //!   check_settings        warn once about bad PhysicsSettings / SleepSettings
 //!   resolve_frequencies   springs tuned by frequency follow their ends' masses
 //!   readmit_fixed         bodies and joins whose PhysicsError was fixed come back
+//!   readmit_limits        the same for distance and angle limits
 //!   detect_wakes          what touched a sleeping island → wake requests
 //!   rebuild               the index, only when something structural changed
 //!   gather_written        bodies your code wrote since the last step → slots

@@ -7,6 +7,7 @@ use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
+use crate::data::issues::PhysicsIssue;
 use crate::data::requests::{WakeCause, WakeTarget, mark_dirty, request};
 
 /// A rigid rod: keeps bodies `a` and `b` at `length` from each other.
@@ -52,6 +53,197 @@ impl DistanceConstraint {
     /// ```
     pub const fn new(a: Entity, b: Entity, length: f32) -> Self {
         Self { a, b, length }
+    }
+}
+
+/// Keeps the distance between bodies `a` and `b` within `[min, max]`:
+/// slack inside, taut at either end. A cord when `min` is 0, a strut when
+/// `max` is infinite. Its own entity, like a [`DistanceConstraint`]; it
+/// joins islands like one, and its two bodies do not touch each other.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_tether(mut commands: Commands) {
+///     let post = commands.spawn(Body::fixed(Vec3::Y * 2.0)).id();
+///     let dog = commands.spawn(Body::new(10.0).with_position(Vec3::X)).id();
+///     // A leash: free within 3 m of the post, never further.
+///     commands.spawn(DistanceLimit::new(post, dog, 0.0, 3.0));
+/// }
+/// # App::new().add_systems(Startup, spawn_tether);
+/// ```
+///
+/// Bounds that are NaN, a negative or infinite `min`, or `min > max` are
+/// reported once ([`PhysicsIssue::InvalidLimit`]) and the limit is left
+/// out of the step until it is replaced by a valid one.
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(immutable, on_insert = wake_limit_ends, on_discard = wake_limit_ends)]
+pub struct DistanceLimit {
+    /// One end.
+    #[entities]
+    pub a: Entity,
+    /// The other end.
+    #[entities]
+    pub b: Entity,
+    /// The shortest distance allowed, in metres.
+    pub min: f32,
+    /// The longest distance allowed, in metres (may be infinite).
+    pub max: f32,
+}
+
+impl DistanceLimit {
+    /// A limit keeping `a` and `b` between `min` and `max` apart.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let cord = DistanceLimit::new(Entity::PLACEHOLDER, Entity::PLACEHOLDER, 0.0, 1.5);
+    /// assert_eq!(cord.max, 1.5);
+    /// ```
+    pub const fn new(a: Entity, b: Entity, min: f32, max: f32) -> Self {
+        Self { a, b, min, max }
+    }
+
+    /// Whether the bounds can be stepped; the issue reported if not.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let e = Entity::PLACEHOLDER;
+    /// assert!(DistanceLimit::new(e, e, 0.0, f32::INFINITY).check().is_ok());
+    /// assert!(DistanceLimit::new(e, e, 2.0, 1.0).check().is_err());
+    /// ```
+    pub fn check(&self) -> Result<(), PhysicsIssue> {
+        let (min, max) = (self.min, self.max);
+        if min >= 0.0 && min.is_finite() && max >= min {
+            Ok(())
+        } else {
+            Err(PhysicsIssue::InvalidLimit { min, max })
+        }
+    }
+}
+
+/// Keeps the signed angle at `pivot` between the arms to `a` and to `b`,
+/// `θ = atan2(((a − p) × (b − p)) · axis, (a − p) · (b − p))`, within
+/// `[min, max]` radians: a knee or an elbow that bends one way. The axis
+/// is `Vec3::Z` (a 2D game's hinge); [`with_axis`](Self::with_axis) sets a
+/// hinge in 3D. Its own entity; it joins the three bodies' islands, and
+/// none of the three touches another. A limit violated at spawn is brought
+/// inside over a few steps, by moving the bodies rather than speeding
+/// them up, and without moving their centre of mass.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn_leg(mut commands: Commands) {
+///     let hip = commands.spawn(Body::new(4.0).with_position(Vec3::new(0.0, 1.0, 0.0))).id();
+///     let knee = commands.spawn(Body::new(2.0).with_position(Vec3::new(0.0, 0.5, 0.0))).id();
+///     let foot = commands.spawn(Body::new(1.0)).id();
+///     commands.spawn(DistanceConstraint::new(hip, knee, 0.5));
+///     commands.spawn(DistanceConstraint::new(knee, foot, 0.5));
+///     // Straight (π) to bent back by 150°, one way only.
+///     commands.spawn(AngleLimit::new(hip, knee, foot, 30f32.to_radians(), std::f32::consts::PI));
+/// }
+/// # App::new().add_systems(Startup, spawn_leg);
+/// ```
+///
+/// Bounds that are not within `[−π, π]` or with `min > max`, or an axis
+/// that is zero or not finite, are reported once and the limit is left out
+/// of the step.
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+#[component(immutable, on_insert = wake_limit_ends, on_discard = wake_limit_ends)]
+pub struct AngleLimit {
+    /// The end of the first arm.
+    #[entities]
+    pub a: Entity,
+    /// The body the angle is measured at.
+    #[entities]
+    pub pivot: Entity,
+    /// The end of the second arm.
+    #[entities]
+    pub b: Entity,
+    /// The smallest angle allowed, in radians, in `[−π, π]`.
+    pub min: f32,
+    /// The largest angle allowed, in radians, in `[min, π]`.
+    pub max: f32,
+    /// The hinge axis the angle turns about (normalised when used).
+    pub axis: Vec3,
+}
+
+impl AngleLimit {
+    /// A limit keeping the angle `a`–`pivot`–`b` in `[min, max]` about
+    /// `Vec3::Z`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let e = Entity::PLACEHOLDER;
+    /// assert_eq!(AngleLimit::new(e, e, e, 0.0, 1.0).axis, Vec3::Z);
+    /// ```
+    pub const fn new(a: Entity, pivot: Entity, b: Entity, min: f32, max: f32) -> Self {
+        Self {
+            a,
+            pivot,
+            b,
+            min,
+            max,
+            axis: Vec3::Z,
+        }
+    }
+
+    /// With a hinge about `axis` instead of `Vec3::Z`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let e = Entity::PLACEHOLDER;
+    /// assert_eq!(AngleLimit::new(e, e, e, 0.0, 1.0).with_axis(Vec3::X).axis, Vec3::X);
+    /// ```
+    pub const fn with_axis(mut self, axis: Vec3) -> Self {
+        self.axis = axis;
+        self
+    }
+
+    /// The signed angle at `pivot` from the arm to `a` to the arm to `b`
+    /// about `axis`, in `(−π, π]`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let right_angle = AngleLimit::angle(Vec3::X, Vec3::ZERO, Vec3::Y, Vec3::Z);
+    /// assert!((right_angle - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
+    /// ```
+    pub fn angle(a: Vec3, pivot: Vec3, b: Vec3, axis: Vec3) -> f32 {
+        let (u, w) = (a - pivot, b - pivot);
+        u.cross(w).dot(axis.normalize_or_zero()).atan2(u.dot(w))
+    }
+
+    /// Whether the bounds and axis can be stepped; the issue reported if
+    /// not.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let e = Entity::PLACEHOLDER;
+    /// assert!(AngleLimit::new(e, e, e, -1.0, 1.0).check().is_ok());
+    /// assert!(AngleLimit::new(e, e, e, 1.0, f32::NAN).check().is_err());
+    /// assert!(AngleLimit::new(e, e, e, 0.0, 1.0).with_axis(Vec3::ZERO).check().is_err());
+    /// ```
+    pub fn check(&self) -> Result<(), PhysicsIssue> {
+        use core::f32::consts::PI;
+        let (min, max) = (self.min, self.max);
+        if !(-PI <= min && min <= max && max <= PI) {
+            return Err(PhysicsIssue::InvalidLimit { min, max });
+        }
+        let axis = self.axis;
+        if !axis.is_finite() || axis.length_squared() == 0.0 {
+            return Err(PhysicsIssue::InvalidAxis { axis });
+        }
+        Ok(())
     }
 }
 
@@ -385,6 +577,25 @@ fn wake_ends(mut world: DeferredWorld, ctx: HookContext) {
     };
     request(&mut world, |requests| {
         for end in [rod.a, rod.b] {
+            requests.wake(
+                WakeTarget::Body(end),
+                WakeCause::ConstraintChanged(ctx.entity),
+            );
+        }
+    });
+}
+
+/// Hook: a limit was added, replaced or removed; its bodies' islands wake.
+fn wake_limit_ends(mut world: DeferredWorld, ctx: HookContext) {
+    let ends = if let Some(limit) = world.get::<DistanceLimit>(ctx.entity) {
+        vec![limit.a, limit.b]
+    } else if let Some(limit) = world.get::<AngleLimit>(ctx.entity) {
+        vec![limit.a, limit.pivot, limit.b]
+    } else {
+        return;
+    };
+    request(&mut world, |requests| {
+        for end in ends {
             requests.wake(
                 WakeTarget::Body(end),
                 WakeCause::ConstraintChanged(ctx.entity),

@@ -109,6 +109,20 @@ pub enum PhysicsIssue {
         /// The threshold given.
         threshold: f32,
     },
+    /// A [`DistanceLimit`](crate::DistanceLimit) or
+    /// [`AngleLimit`](crate::AngleLimit) has bounds that are NaN, out of
+    /// range or with `min > max`.
+    InvalidLimit {
+        /// The lower bound given.
+        min: f32,
+        /// The upper bound given.
+        max: f32,
+    },
+    /// An [`AngleLimit`](crate::AngleLimit)'s axis is zero or not finite.
+    InvalidAxis {
+        /// The axis given.
+        axis: Vec3,
+    },
 }
 
 impl fmt::Display for PhysicsIssue {
@@ -184,6 +198,16 @@ impl fmt::Display for PhysicsIssue {
                 f,
                 "body has SleepThreshold({threshold}); it must be finite and not negative, using 0 (never rests)"
             ),
+            Self::InvalidLimit { min, max } => write!(
+                f,
+                "limit bounds are [{min}, {max}]; they must be ordered, not NaN, a distance's lower bound finite and not negative, an angle's within [-pi, pi]"
+            ),
+            Self::InvalidAxis { axis } => {
+                write!(
+                    f,
+                    "angle limit axis is {axis}; it must be finite and not zero"
+                )
+            }
         }
     }
 }

@@ -11,6 +11,17 @@
 //!   `h·v_t` causes), `C = |x_b − x_a| − L` the length error and `β` the
 //!   position bias. The impulse is shared by inverse mass, so momentum is
 //!   conserved.
+//! - **Distance limit** `[min, max]` (`min < max`): free inside; at either
+//!   bound it acts as a rod of that length that only pulls (at `max`) or
+//!   only pushes (at `min`), and speculatively: the relative speed along
+//!   `n` may close the distance to the bound within the pass and no more.
+//! - **Angle limit** at a pivot `p` between arms `u = a − p`, `w = b − p`:
+//!   the signed angle `θ = atan2((u × w)·k, u·w)` about the axis `k` has
+//!   gradients `∂θ/∂b = (k × w⊥)/|w⊥|²`, `∂θ/∂a = −(k × u⊥)/|u⊥|²` and
+//!   `∂θ/∂p = −(∂θ/∂a + ∂θ/∂b)` (the arms' parts across `k`); its rate
+//!   `θ' = Σ J_i·v_i` is limited like a distance limit's, with the impulse
+//!   shared by `Σ w_i·|J_i|²`. The gradients sum to zero, so momentum is
+//!   conserved.
 //! - **Contact** of a body of radius `r` with a half-space `n·x ≥ d`: with
 //!   the gap `s = n·x − d − r` and the normal speed `v_n = n·v`, a contact
 //!   exists when `s + h·v_n < 0` (the drift would cross the plane). The
@@ -38,12 +49,39 @@
 
 use bevy::math::Vec3A;
 
-/// A rod in the solver's arrays.
+/// A rod (`min == max`) or a distance limit in the solver's arrays.
 #[derive(Debug, Clone, Copy)]
 pub struct RodRow {
     pub a: u32,
     pub b: u32,
-    pub length: f32,
+    pub min: f32,
+    pub max: f32,
+}
+
+#[cfg(test)]
+impl RodRow {
+    /// A rod of `length`.
+    pub const fn rod(a: u32, b: u32, length: f32) -> Self {
+        Self {
+            a,
+            b,
+            min: length,
+            max: length,
+        }
+    }
+}
+
+/// An angle limit in the solver's arrays: the signed angle at `p` from the
+/// arm to `a` to the arm to `b` about the unit `axis` stays in
+/// `[min, max]`.
+#[derive(Debug, Clone, Copy)]
+pub struct AngleRow {
+    pub a: u32,
+    pub p: u32,
+    pub b: u32,
+    pub min: f32,
+    pub max: f32,
+    pub axis: Vec3A,
 }
 
 /// What a surface is made of: restitution `e` in `[0, 1]` and friction
@@ -306,6 +344,13 @@ pub fn find_pair_contacts(
     }
 }
 
+/// A pass's rods (and distance limits) and angle limits.
+#[derive(Clone, Copy)]
+pub struct Joints<'a> {
+    pub rods: &'a [RodRow],
+    pub angles: &'a [AngleRow],
+}
+
 /// The warm impulses of a pass's contacts: with planes and between pairs.
 pub struct WarmStart<'a> {
     pub planes: &'a mut [Warm],
@@ -318,6 +363,9 @@ pub struct WarmStart<'a> {
 pub struct Relaxed<'a> {
     pub moved: &'a mut Vec<(u32, Vec3A)>,
     pub marked: &'a mut [bool],
+    /// Per rod, then per angle limit: the impulse a limit holds at its
+    /// bound this pass (accumulated over the rounds, never pushing out).
+    pub held: &'a mut Vec<f32>,
 }
 
 /// Applies the contacts' warm impulses, runs `solve.iterations` rounds over
@@ -326,7 +374,7 @@ pub struct Relaxed<'a> {
 /// into `relaxed` the bodies it changed; keeps each contact's impulses in
 /// `warm` for the next pass (every other entry is cleared).
 pub fn solve(
-    rods: &[RodRow],
+    Joints { rods, angles }: Joints,
     contacts: &mut [Contact],
     pairs: &mut [PairContact],
     bodies: &mut Bodies,
@@ -334,6 +382,9 @@ pub fn solve(
     warm: WarmStart,
     relaxed: Relaxed,
 ) {
+    let held = &mut *relaxed.held;
+    held.clear();
+    held.resize(rods.len() + angles.len(), 0.0);
     let (vel, inv_mass) = (&mut *bodies.vel, bodies.inv_mass);
     for contact in contacts.iter() {
         vel[contact.slot] += contact.normal_impulse * contact.normal + contact.friction_impulse;
@@ -344,8 +395,11 @@ pub fn solve(
         vel[contact.b] += inv_mass[contact.b] * push;
     }
     for _ in 0..solve.iterations {
-        for rod in rods {
-            solve_rod(rod, bodies, solve);
+        for (n, rod) in rods.iter().enumerate() {
+            solve_rod(rod, &mut held[n], bodies, solve);
+        }
+        for (n, limit) in angles.iter().enumerate() {
+            solve_angle(limit, &mut held[rods.len() + n], bodies, solve);
         }
         for contact in contacts.iter_mut() {
             solve_contact(contact, bodies.vel);
@@ -354,7 +408,7 @@ pub fn solve(
             solve_pair(contact, bodies.vel, bodies.inv_mass);
         }
     }
-    relax(rods, contacts, pairs, bodies, solve, relaxed);
+    relax(rods, angles, contacts, pairs, bodies, solve, relaxed);
     warm.planes.fill(Warm::default());
     for contact in contacts.iter() {
         if let Some(warm) = warm.planes.get_mut(contact.warm) {
@@ -377,7 +431,7 @@ pub fn solve(
 
 /// One rod's impulse.
 #[inline]
-fn solve_rod(rod: &RodRow, bodies: &mut Bodies, solve: &Rounds) {
+fn solve_rod(rod: &RodRow, held: &mut f32, bodies: &mut Bodies, solve: &Rounds) {
     let (h, beta) = (solve.h, solve.beta);
     let (pos, vel, inv_mass) = (bodies.pos, &mut *bodies.vel, bodies.inv_mass);
     let (a, b) = (rod.a as usize, rod.b as usize);
@@ -391,17 +445,121 @@ fn solve_rod(rod: &RodRow, bodies: &mut Bodies, solve: &Rounds) {
         return;
     }
     let n = d / length;
-    let error = length - rod.length;
     let relative = vel[b] - vel[a];
     let speed = n.dot(relative);
+    if rod.min != rod.max {
+        // A limit: only at a bound, and only towards the inside (a lower
+        // bound of 0 never acts).
+        // (A limit that held an impulse in this pass stays at its bound
+        // until it lets go, so the relaxing round can take back what the
+        // bias gave.)
+        let impulse = if length + h * speed > rod.max || *held < 0.0 {
+            let error = length - rod.max;
+            hold(
+                held,
+                (bound_speed(error, error > 0.0, solve) - speed) / w,
+                false,
+            )
+        } else if rod.min > 0.0 && (length + h * speed < rod.min || *held > 0.0) {
+            let error = length - rod.min;
+            hold(
+                held,
+                (bound_speed(error, error < 0.0, solve) - speed) / w,
+                true,
+            )
+        } else {
+            return;
+        };
+        vel[a] -= inv_mass[a] * impulse * n;
+        vel[b] += inv_mass[b] * impulse * n;
+        return;
+    }
+    let error = length - rod.min;
     // Turning lengthens a rod by about h²·v_t²/(2L) per pass; aim the
     // normal speed to undo that exactly, and a share β of the error
     // already there.
     let turn2 = (h * (relative - speed * n)).length_squared();
-    let turning = ((rod.length * rod.length - turn2).max(0.0).sqrt() - rod.length) / h;
+    let turning = ((rod.min * rod.min - turn2).max(0.0).sqrt() - rod.min) / h;
     let impulse = (turning - beta * error / h - speed) / w;
     vel[a] -= inv_mass[a] * impulse * n;
     vel[b] += inv_mass[b] * impulse * n;
+}
+
+/// The rate at which a limit's `error` from its bound (its value minus
+/// the bound) may change: within the pass it may reach the bound and no
+/// more; `past` it, a share `β` of the error is undone.
+#[inline]
+fn bound_speed(error: f32, past: bool, solve: &Rounds) -> f32 {
+    if past {
+        -solve.beta * error / solve.h
+    } else {
+        -error / solve.h
+    }
+}
+
+/// A limit's impulse `wanted` this round, accumulated in `held` and kept
+/// pushing inwards only (positive at a lower bound, `up`, negative at an
+/// upper one): the impulse to apply now.
+#[inline]
+fn hold(held: &mut f32, wanted: f32, up: bool) -> f32 {
+    // What was held at the other bound does not count here.
+    let before = if up { held.max(0.0) } else { held.min(0.0) };
+    let total = if up {
+        (before + wanted).max(0.0)
+    } else {
+        (before + wanted).min(0.0)
+    };
+    *held = total;
+    total - before
+}
+
+/// One angle limit's impulse.
+#[inline]
+fn solve_angle(limit: &AngleRow, held: &mut f32, bodies: &mut Bodies, solve: &Rounds) {
+    let (pos, vel, inv_mass) = (bodies.pos, &mut *bodies.vel, bodies.inv_mass);
+    let (a, p, b) = (limit.a as usize, limit.p as usize, limit.b as usize);
+    if !(bodies.valid[a] && bodies.valid[p] && bodies.valid[b]) {
+        return;
+    }
+    let k = limit.axis;
+    let across = |v: Vec3A| v - k.dot(v) * k;
+    let (u, w) = (across(pos[a] - pos[p]), across(pos[b] - pos[p]));
+    let (uu, ww) = (u.length_squared(), w.length_squared());
+    if uu <= 0.0 || ww <= 0.0 || !(uu.is_finite() && ww.is_finite()) {
+        return;
+    }
+    let ja = -k.cross(u) / uu;
+    let jb = k.cross(w) / ww;
+    let jp = -(ja + jb);
+    let mass = inv_mass[a] * ja.length_squared()
+        + inv_mass[b] * jb.length_squared()
+        + inv_mass[p] * jp.length_squared();
+    if mass <= 0.0 || !mass.is_finite() {
+        return;
+    }
+    let theta = u.cross(w).dot(k).atan2(u.dot(w));
+    let rate = ja.dot(vel[a]) + jb.dot(vel[b]) + jp.dot(vel[p]);
+    let h = solve.h;
+    let impulse = if theta + h * rate > limit.max || *held < 0.0 {
+        let error = theta - limit.max;
+        hold(
+            held,
+            (bound_speed(error, error > 0.0, solve) - rate) / mass,
+            false,
+        )
+    } else if theta + h * rate < limit.min || *held > 0.0 {
+        let error = theta - limit.min;
+        hold(
+            held,
+            (bound_speed(error, error < 0.0, solve) - rate) / mass,
+            true,
+        )
+    } else {
+        return;
+    };
+    vel[a] += inv_mass[a] * impulse * ja;
+    vel[b] += inv_mass[b] * impulse * jb;
+    vel[p] += inv_mass[p] * impulse * jp;
 }
 
 /// One contact's normal and friction impulses, accumulated.
@@ -426,13 +584,14 @@ fn solve_contact(contact: &mut Contact, vel: &mut [Vec3A]) {
 /// velocities from before.
 fn relax(
     rods: &[RodRow],
+    angles: &[AngleRow],
     contacts: &mut [Contact],
     pairs: &mut [PairContact],
     bodies: &mut Bodies,
     solve: &Rounds,
     out: Relaxed,
 ) {
-    if rods.is_empty() && contacts.is_empty() && pairs.is_empty() {
+    if rods.is_empty() && angles.is_empty() && contacts.is_empty() && pairs.is_empty() {
         return;
     }
     let vel = &mut *bodies.vel;
@@ -445,6 +604,11 @@ fn relax(
         note(rod.a as usize);
         note(rod.b as usize);
     }
+    for limit in angles {
+        note(limit.a as usize);
+        note(limit.p as usize);
+        note(limit.b as usize);
+    }
     for contact in contacts.iter() {
         note(contact.slot);
     }
@@ -456,8 +620,11 @@ fn relax(
         beta: 0.0,
         ..*solve
     };
-    for rod in rods {
-        solve_rod(rod, bodies, &unbiased);
+    for (n, rod) in rods.iter().enumerate() {
+        solve_rod(rod, &mut out.held[n], bodies, &unbiased);
+    }
+    for (n, limit) in angles.iter().enumerate() {
+        solve_angle(limit, &mut out.held[rods.len() + n], bodies, &unbiased);
     }
     for contact in contacts.iter_mut() {
         contact.target = contact.relaxed;
@@ -522,13 +689,12 @@ mod tests {
             valid: &[true, true],
             inv_mass: &inv_mass,
         };
-        let rod = RodRow {
-            a: 0,
-            b: 1,
-            length: 1.0,
-        };
+        let rod = RodRow::rod(0, 1, 1.0);
         solve(
-            &[rod],
+            Joints {
+                rods: &[rod],
+                angles: &[],
+            },
             &mut [],
             &mut [],
             &mut bodies,
@@ -542,7 +708,11 @@ mod tests {
     }
 
     fn relaxed<'a>(moved: &'a mut Vec<(u32, Vec3A)>, marked: &'a mut [bool]) -> Relaxed<'a> {
-        Relaxed { moved, marked }
+        Relaxed {
+            moved,
+            marked,
+            held: Box::leak(Box::default()),
+        }
     }
 
     /// No warm impulses.
@@ -594,7 +764,10 @@ mod tests {
                 find_pair_contacts(&[pair], &bodies, &ROUNDS, &[], &mut contacts);
                 assert_eq!(contacts.len(), 1);
                 solve(
-                    &[],
+                    Joints {
+                        rods: &[],
+                        angles: &[],
+                    },
                     &mut [],
                     &mut contacts,
                     &mut bodies,
@@ -650,7 +823,10 @@ mod tests {
         let mut contacts = Vec::new();
         find_pair_contacts(&[pair], &bodies, &ROUNDS, &[], &mut contacts);
         solve(
-            &[],
+            Joints {
+                rods: &[],
+                angles: &[],
+            },
             &mut [],
             &mut contacts,
             &mut bodies,
@@ -734,7 +910,10 @@ mod tests {
         };
         find_contacts(&[round], &[plane], &bodies, &ROUNDS, &[], &mut contacts);
         solve(
-            &[],
+            Joints {
+                rods: &[],
+                angles: &[],
+            },
             &mut contacts,
             &mut [],
             &mut bodies,

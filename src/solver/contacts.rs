@@ -266,6 +266,7 @@ fn islands_hold(solver: &SolverState) -> bool {
         .iter()
         .map(|row| (row.a, row.b))
         .chain(solver.rods.iter().map(|rod| (rod.a, rod.b)))
+        .chain(solver.angles.iter().flat_map(|l| [(l.a, l.p), (l.p, l.b)]))
         .chain(solver.pairs.iter().map(|pair| (pair.a, pair.b)));
     for (a, b) in ends {
         if (a as usize) < n && (b as usize) < n {

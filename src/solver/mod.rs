@@ -41,7 +41,7 @@ use bevy::prelude::*;
 use crate::data::body::Body;
 use crate::kernels::broad::BroadPhase;
 use crate::kernels::constraints::{
-    Contact, PairContact, PairRow, PlaneRow, RodRow, RoundRow, Warm,
+    AngleRow, Contact, PairContact, PairRow, PlaneRow, RodRow, RoundRow, Warm,
 };
 use crate::kernels::parts::Span;
 use crate::kernels::springs::SpringRow;
@@ -72,8 +72,9 @@ pub(crate) struct Group {
     pub rows: Range<usize>,
     /// Its islands' slots and rows, in slot order.
     pub islands: Vec<Span>,
-    /// Its rods and round bodies.
+    /// Its rods (and distance limits), angle limits and round bodies.
     pub rods: Range<usize>,
+    pub angles: Range<usize>,
     pub rounds: Range<usize>,
     /// Its pairs of round bodies within reach, this step.
     pub pairs: Range<usize>,
@@ -123,6 +124,7 @@ pub(crate) struct SolverState {
     pub force: Vec<Vec3A>,
     /// Rods and round bodies of awake islands, by group.
     pub rods: Vec<RodRow>,
+    pub angles: Vec<AngleRow>,
     pub rounds: Vec<RoundRow>,
     /// The valid ground planes, gathered at the start of each step, and
     /// the contacts of the current pass.
@@ -146,6 +148,8 @@ pub(crate) struct SolverState {
     /// passes).
     pub relaxed: Vec<(u32, Vec3A)>,
     pub relax_marks: Vec<bool>,
+    /// The impulses limits hold at their bounds in the current pass.
+    pub held: Vec<f32>,
     pub broad: BroadPhase,
     /// Per slot: forces your substep systems added to `AccumulatedForce`,
     /// for the next kick; the force of the whole step (`ConstantForce` plus

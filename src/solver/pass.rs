@@ -14,7 +14,7 @@ use bevy::tasks::{ComputeTaskPool, TaskPool};
 
 use crate::data::constraints::ConstraintSettings;
 use crate::kernels::constraints::{
-    Bodies, Relaxed, Rounds, WarmStart, find_contacts, find_pair_contacts, solve,
+    Bodies, Joints, Relaxed, Rounds, WarmStart, find_contacts, find_pair_contacts, solve,
 };
 use crate::kernels::integrate::{Kick, Part, drift_all};
 use crate::kernels::parts::{Span, balance, pieces};
@@ -72,7 +72,10 @@ impl Pass {
     /// Whether the group has rods or round bodies.
     fn constrained(&self, solver: &SolverState) -> bool {
         let group = &solver.groups[self.group];
-        !(group.rods.is_empty() && group.rounds.is_empty() && group.pairs.is_empty())
+        !(group.rods.is_empty()
+            && group.angles.is_empty()
+            && group.rounds.is_empty()
+            && group.pairs.is_empty())
     }
 
     /// Runs `stage`. With `fuse`, the kick also drifts each body (one loop
@@ -191,8 +194,9 @@ impl Pass {
             beta: settings.bias(),
             bounce_threshold: settings.bounce_threshold,
         };
-        let (rods, round_rows, pairs) = (
+        let (rods, angles, round_rows, pairs) = (
             &solver.rods[group.rods.clone()],
+            &solver.angles[group.angles.clone()],
             &solver.rounds[group.rounds.clone()],
             &solver.pairs[group.pairs.clone()],
         );
@@ -223,9 +227,10 @@ impl Pass {
         let relaxed = Relaxed {
             moved: &mut moved,
             marked: &mut solver.relax_marks,
+            held: &mut solver.held,
         };
         solve(
-            rods,
+            Joints { rods, angles },
             contacts,
             pair_contacts,
             &mut bodies,

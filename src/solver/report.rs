@@ -7,7 +7,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use crate::data::body::{Body, Damping};
-use crate::data::constraints::DistanceConstraint;
+use crate::data::constraints::{AngleLimit, DistanceConstraint, DistanceLimit};
 use crate::data::islands::SleepSettings;
 use crate::data::issues::{PhysicsError, PhysicsIssue, PhysicsWarning};
 use crate::data::joins::Spring;
@@ -169,6 +169,40 @@ pub(crate) fn readmit_fixed(
             );
             commands.entity(entity).remove::<PhysicsError>();
         }
+    }
+}
+
+/// Start of the fixed step, after [`readmit_fixed`]: takes the
+/// [`PhysicsError`] off distance and angle limits whose bounds and bodies
+/// are valid again.
+pub(crate) fn readmit_limits(
+    mut commands: Commands,
+    limits: Query<(Entity, &DistanceLimit, &PhysicsError)>,
+    angles: Query<(Entity, &AngleLimit, &PhysicsError)>,
+    has_body: Query<(), With<Body>>,
+    entities: &Entities,
+) {
+    let valid_limits = limits.iter().filter_map(|(entity, limit, _)| {
+        validate_ends(limit.a, limit.b, &has_body, entities)
+            .and_then(|()| limit.check())
+            .is_ok()
+            .then_some(entity)
+    });
+    let valid_angles = angles.iter().filter_map(|(entity, limit, _)| {
+        let ends = [
+            (limit.a, limit.pivot),
+            (limit.pivot, limit.b),
+            (limit.a, limit.b),
+        ];
+        ends.iter()
+            .try_for_each(|&(x, y)| validate_ends(x, y, &has_body, entities))
+            .and_then(|()| limit.check())
+            .is_ok()
+            .then_some(entity)
+    });
+    for entity in valid_limits.chain(valid_angles) {
+        info!("bevy_euler_physics: {entity}: limit is valid again and rejoins the simulation");
+        commands.entity(entity).remove::<PhysicsError>();
     }
 }
 

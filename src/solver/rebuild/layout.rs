@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use super::{Decided, Islands, Layout, Rebuild, Scene};
 use crate::data::islands::Sleeping;
 use crate::data::requests::{AnchorAsleep, BodyIndex, Island};
-use crate::kernels::constraints::{RodRow, RoundRow};
+use crate::kernels::constraints::{AngleRow, RodRow, RoundRow};
 use crate::kernels::parts::Span;
 use crate::kernels::springs::SpringRow;
 use crate::solver::report::Reporter;
@@ -106,12 +106,7 @@ fn resting_anchors(
     let mut holds_awake = vec![false; n];
     let mut has_join = vec![false; n];
     p.solver.holding_sleepers.clear();
-    let ends = scene
-        .links
-        .iter()
-        .map(|link| (link.a, link.b))
-        .chain(scene.rods.iter().map(|rod| (rod.a, rod.b)));
-    for (a, b) in ends {
+    for (a, b) in scene.joined_pairs() {
         let awake = !decided.states[islands.of_join(scene, a, b) as usize].sleeping;
         for end in [a as usize, b as usize] {
             has_join[end] = true;
@@ -201,9 +196,40 @@ pub(super) fn rows(
             rods_by_group[g as usize].push(RodRow {
                 a: slot_of[rod.a as usize],
                 b: slot_of[rod.b as usize],
-                length: rod.length,
+                min: rod.min,
+                max: rod.max,
             });
         }
+    }
+    let mut angles_by_group = vec![Vec::new(); groups];
+    for limit in &scene.angles {
+        let Some(end) = [limit.a, limit.p, limit.b]
+            .into_iter()
+            .find(|&i| scene.nodes[i as usize].dynamic)
+        else {
+            continue;
+        };
+        let g = group_of[end as usize];
+        let slots = [limit.a, limit.p, limit.b].map(|i| slot_of[i as usize]);
+        if g != u32::MAX
+            && !decided.states[islands.island_of[end as usize] as usize].sleeping
+            && !slots.contains(&u32::MAX)
+        {
+            angles_by_group[g as usize].push(AngleRow {
+                a: slots[0],
+                p: slots[1],
+                b: slots[2],
+                min: limit.min,
+                max: limit.max,
+                axis: limit.axis,
+            });
+        }
+    }
+    solver.angles.clear();
+    for (group, angles) in layout.groups.iter_mut().zip(angles_by_group) {
+        let start = solver.angles.len();
+        solver.angles.extend(angles);
+        group.angles = start..solver.angles.len();
     }
     let mut rounds_by_group = vec![Vec::new(); groups];
     for (i, node) in scene.nodes.iter().enumerate() {

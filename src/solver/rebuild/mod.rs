@@ -32,7 +32,8 @@ use bevy::prelude::*;
 
 use crate::data::body::Body;
 use crate::data::constraints::{
-    CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint, Radius,
+    AngleLimit, CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint,
+    DistanceLimit, Radius,
 };
 use crate::data::islands::{
     AutoSubsteps, IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping,
@@ -94,11 +95,22 @@ struct Link {
     row: SpringRow,
 }
 
-/// A valid rod between two nodes.
+/// A valid rod (`min == max`) or distance limit between two nodes.
 struct RodLink {
     a: u32,
     b: u32,
-    length: f32,
+    min: f32,
+    max: f32,
+}
+
+/// A valid angle limit over three nodes.
+struct AngleLink {
+    a: u32,
+    p: u32,
+    b: u32,
+    min: f32,
+    max: f32,
+    axis: Vec3A,
 }
 
 /// What the reading stages found.
@@ -107,6 +119,7 @@ struct Scene {
     node_of: EntityHashMap<u32>,
     links: Vec<Link>,
     rods: Vec<RodLink>,
+    angles: Vec<AngleLink>,
     union: UnionFind,
 }
 
@@ -114,6 +127,22 @@ impl Scene {
     /// The dynamic end of a join (a join has at least one).
     fn dynamic_end(&self, a: u32, b: u32) -> u32 {
         if self.nodes[a as usize].dynamic { a } else { b }
+    }
+
+    /// Every pair of nodes a join holds directly, with at least one end
+    /// dynamic: springs, rods and distance limits, and the three pairs of
+    /// each angle limit.
+    fn joined_pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let angle_pairs = self
+            .angles
+            .iter()
+            .flat_map(|l| [(l.a, l.p), (l.p, l.b), (l.a, l.b)]);
+        self.links
+            .iter()
+            .map(|link| (link.a, link.b))
+            .chain(self.rods.iter().map(|rod| (rod.a, rod.b)))
+            .chain(angle_pairs)
+            .filter(|&(a, b)| self.nodes[a as usize].dynamic || self.nodes[b as usize].dynamic)
     }
 }
 
@@ -204,6 +233,8 @@ pub(crate) struct Rebuild<'w, 's> {
     bodies: Query<'w, 's, BuildData, Without<PhysicsError>>,
     springs: Joins<'w, 's, Spring>,
     rods: Joins<'w, 's, DistanceConstraint>,
+    limits: Joins<'w, 's, DistanceLimit>,
+    angle_limits: Joins<'w, 's, AngleLimit>,
     changed_bodies: Query<'w, 's, (), ChangedSettingsFilter>,
     has_body: Query<'w, 's, (), With<Body>>,
     entities: &'w Entities,

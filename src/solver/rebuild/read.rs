@@ -130,6 +130,7 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
         node_of,
         links: Vec::new(),
         rods: Vec::new(),
+        angles: Vec::new(),
         union,
     }
 }
@@ -198,11 +199,80 @@ pub(super) fn joins(p: &mut Rebuild, mut scene: Scene) -> Scene {
             scene.rods.push(RodLink {
                 a,
                 b,
-                length: rod.length,
+                min: rod.length,
+                max: rod.length,
             });
         }
     }
+    limits(p, &mut scene, &anchor_wakes);
     scene
+}
+
+/// Distance and angle limits, each checked, in entity order, read as rods
+/// with two bounds and as angle links; they join islands as rods do.
+fn limits(p: &mut Rebuild, scene: &mut Scene, anchor_wakes: &EntityHashMap<WakeCause>) {
+    let mut limits: Vec<_> = p.limits.iter().map(|(e, l)| (e, *l)).collect();
+    limits.sort_unstable_by_key(|&(entity, _)| entity);
+    for (entity, limit) in limits {
+        wake_other_ends(p, anchor_wakes, limit.a, limit.b);
+        let checked =
+            validate_ends(limit.a, limit.b, &p.has_body, p.entities).and_then(|()| limit.check());
+        if let Err(issue) = checked {
+            p.reporter.reject(entity, issue);
+            continue;
+        }
+        if let Some((a, b)) = join(scene, limit.a, limit.b) {
+            scene.rods.push(RodLink {
+                a,
+                b,
+                min: limit.min,
+                max: limit.max,
+            });
+        }
+    }
+    let mut angles: Vec<_> = p.angle_limits.iter().map(|(e, l)| (e, *l)).collect();
+    angles.sort_unstable_by_key(|&(entity, _)| entity);
+    for (entity, limit) in angles {
+        for (end, other) in [
+            (limit.a, limit.pivot),
+            (limit.pivot, limit.b),
+            (limit.b, limit.a),
+        ] {
+            wake_other_ends(p, anchor_wakes, end, other);
+        }
+        let checked = validate_ends(limit.a, limit.pivot, &p.has_body, p.entities)
+            .and_then(|()| validate_ends(limit.pivot, limit.b, &p.has_body, p.entities))
+            .and_then(|()| validate_ends(limit.a, limit.b, &p.has_body, p.entities))
+            .and_then(|()| limit.check());
+        if let Err(issue) = checked {
+            p.reporter.reject(entity, issue);
+            continue;
+        }
+        let (Some(&a), Some(&pivot), Some(&b)) = (
+            scene.node_of.get(&limit.a),
+            scene.node_of.get(&limit.pivot),
+            scene.node_of.get(&limit.b),
+        ) else {
+            continue;
+        };
+        let dynamic = [a, pivot, b].map(|i| scene.nodes[i as usize].dynamic);
+        if !dynamic.contains(&true) {
+            continue;
+        }
+        for (x, y) in [(a, pivot), (pivot, b), (a, b)] {
+            if scene.nodes[x as usize].dynamic && scene.nodes[y as usize].dynamic {
+                scene.union.union(x, y);
+            }
+        }
+        scene.angles.push(super::AngleLink {
+            a,
+            p: pivot,
+            b,
+            min: limit.min,
+            max: limit.max,
+            axis: limit.axis.normalize().into(),
+        });
+    }
 }
 
 /// The nodes of a join's two ends, if both are valid bodies and one is

@@ -49,10 +49,7 @@ pub(super) fn join(p: &mut Rebuild, scene: &mut Scene) {
         default()
     } else {
         scene
-            .links
-            .iter()
-            .map(|link| (link.a, link.b))
-            .chain(scene.rods.iter().map(|rod| (rod.a, rod.b)))
+            .joined_pairs()
             .map(|(a, b)| (a.min(b), a.max(b)))
             .collect()
     };
@@ -126,10 +123,7 @@ pub(super) fn lay_out(
     touch.slots.sort_unstable_by_key(|&(slot, _)| slot);
     // Joined slots, both ways, as compressed rows.
     let ends: Vec<(u32, u32)> = scene
-        .links
-        .iter()
-        .map(|link| (link.a, link.b))
-        .chain(scene.rods.iter().map(|rod| (rod.a, rod.b)))
+        .joined_pairs()
         .map(|(a, b)| (layout.slot_of[a as usize], layout.slot_of[b as usize]))
         .filter(|&(a, b)| a != u32::MAX && b != u32::MAX)
         .collect();
