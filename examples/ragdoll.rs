@@ -1,12 +1,15 @@
-//! Ragdolls falling onto the ground, coming to rest and falling asleep.
+//! Ten ragdolls falling into a heap on the ground, coming to rest and
+//! falling asleep.
 //!
 //! `cargo run --release --example ragdoll`
 //!
 //! Each ragdoll is `assets/models/ragdoll.model.ron`: a point mass per joint,
 //! bones as rigid rods, a torso braced by its diagonals, a head on stiff
-//! springs. Bodies have radii and touch the ground (restitution and
-//! friction), so ragdolls settle; resting ragdolls fall asleep and are drawn
-//! dimmer. Edit the model file while the example runs and every ragdoll is
+//! springs, angle limits at the knees, elbows, hips, shoulders and neck.
+//! Bodies have radii: they touch the ground (restitution and friction) and
+//! each other, limbs of one ragdoll included where no join holds them, so
+//! ragdolls pile up instead of falling through each other; resting
+//! ragdolls fall asleep and are drawn dimmer. Edit the model file while the example runs and every ragdoll is
 //! rebuilt from it; a broken file is reported (with its line) and the old
 //! ragdolls stay.
 //!
@@ -30,7 +33,7 @@ const SCALE: f32 = 100.0;
 /// The ground's height.
 const GROUND: f32 = -3.0;
 /// How many ragdolls the scene starts with.
-const START: usize = 4;
+const START: usize = 10;
 /// Ragdoll colours, in turn.
 const COLORS: [Color; 5] = [
     Color::srgb(0.95, 0.55, 0.35),
@@ -83,6 +86,7 @@ fn main() {
             ),
         )
         .add_systems(EguiPrimaryContextPass, panel)
+        .add_systems(Last, report_heap.run_if(capturing))
         .run();
 }
 
@@ -118,8 +122,9 @@ fn spawn_ragdoll(
     model: &Handle<PhysicsModel>,
     number: usize,
 ) {
-    let x = -4.5 + 3.0 * (number % 4) as f32 + 0.4 * (number / 4) as f32;
-    let height = 0.2 + 0.6 * (number % 3) as f32;
+    // Five across, two metres apart in height: they land on each other.
+    let x = -1.6 + 0.8 * (number % 5) as f32 + 0.3 * (number / 5 % 3) as f32;
+    let height = 0.2 + 2.0 * (number / 5) as f32 + 0.3 * (number % 2) as f32;
     let color = COLORS[number % COLORS.len()];
     let spin = [1.5, -2.5, 0.8, -1.2, 2.0][number % 5];
     commands.spawn((
@@ -235,6 +240,78 @@ fn controls(
             }
         }
     }
+}
+
+/// Whether the screenshot tests run the example.
+fn capturing() -> bool {
+    std::env::var_os("EULER_CAPTURE").is_some()
+}
+
+/// For the screenshot test, once a second: how the heap holds. The deepest
+/// overlap of two bodies that touch (in radii of the smaller; bodies joined
+/// directly do not touch), the largest excess of a limited angle past its
+/// limits (radians), and how many bodies sleep.
+fn report_heap(
+    mut frame: Local<u32>,
+    bodies: Query<(Entity, &Body, &Radius, Has<Sleeping>, &Name)>,
+    limits: Query<&AngleLimit>,
+    positions: Query<&Body>,
+    joins: Query<AnyOf<(&Spring, &DistanceConstraint, &AngleLimit)>>,
+) {
+    *frame += 1;
+    if !(*frame).is_multiple_of(60) {
+        return;
+    }
+    // Bodies joined directly do not touch (a head on its neck springs may
+    // sink into a shoulder): only the others count.
+    let mut joined = std::collections::HashSet::new();
+    for (spring, rod, angle) in &joins {
+        let ends = match (spring, rod, angle) {
+            (Some(s), ..) => vec![(s.a, s.b)],
+            (_, Some(r), _) => vec![(r.a, r.b)],
+            (.., Some(l)) => vec![(l.a, l.pivot), (l.pivot, l.b), (l.a, l.b)],
+            _ => vec![],
+        };
+        for (a, b) in ends {
+            joined.insert((a.min(b), a.max(b)));
+        }
+    }
+    let all: Vec<_> = bodies.iter().collect();
+    let mut overlap = 0.0f32;
+    let mut deepest = String::new();
+    for (i, (ea, a, ra, _, na)) in all.iter().enumerate() {
+        for (eb, b, rb, _, nb) in &all[i + 1..] {
+            if joined.contains(&((*ea).min(*eb), (*ea).max(*eb))) {
+                continue;
+            }
+            let depth = (ra.0 + rb.0 - a.position.distance(b.position)) / ra.0.min(rb.0);
+            if depth > overlap {
+                overlap = depth;
+                deepest = format!("{na}-{nb}");
+            }
+        }
+    }
+    let excess = limits
+        .iter()
+        .filter_map(|limit| {
+            let [a, p, b] = positions.get_many([limit.a, limit.pivot, limit.b]).ok()?;
+            let theta = AngleLimit::angle(a.position, p.position, b.position, limit.axis);
+            let name = bodies
+                .get(limit.pivot)
+                .map(|(.., name)| name.to_string())
+                .ok()?;
+            Some((limit.excess(theta), name))
+        })
+        .fold((0.0f32, String::new()), |most, next| {
+            if next.0 > most.0 { next } else { most }
+        });
+    let (excess, worst) = excess;
+    let asleep = all.iter().filter(|(.., asleep, _)| *asleep).count();
+    info!(
+        "HEAP frame {} overlap {overlap} excess {excess} asleep {asleep} of {} deepest {deepest} worst {worst}",
+        *frame,
+        all.len()
+    );
 }
 
 /// Each ragdoll's sleep and substep settings.

@@ -21,11 +21,17 @@
 //!
 //! Body fields: `name` (required, unique), `position` (default origin),
 //! `velocity`, `mass` (default 1 kg; must be positive and finite),
-//! `fixed`, `radius` (contacts with [`GroundPlane`](crate::GroundPlane)s)
-//! and `damping` ([`Damping`]). Spring fields: `a`, `b`, `stiffness` and
+//! `fixed`, `radius` (contacts with [`GroundPlane`](crate::GroundPlane)s
+//! and other round bodies), `damping` ([`Damping`]), and `restitution` and
+//! `friction` (a [`ContactMaterial`], the default's value for the one left
+//! out). Spring fields: `a`, `b`, `stiffness` and
 //! `damping`, or `frequency` (Hz) and `damping_ratio` instead (see
 //! [`Spring::from_frequency`](crate::Spring::from_frequency)), and `length`. Rod fields ([`DistanceConstraint`]): `a`, `b`,
-//! `length`. Every list may be left out.
+//! `length`. Distance limit fields ([`DistanceLimit`], list
+//! `distance_limits`): `a`, `b`, `min`, `max` (metres; `max` may be left
+//! out for a strut). Angle limit fields ([`AngleLimit`], list
+//! `angle_limits`): `a`, `pivot`, `b`, `min_degrees`, `max_degrees`.
+//! Every list may be left out.
 //!
 //! [`PhysicsModelPlugin`] registers the asset and its loader (extension
 //! `.model.ron`, or any file loaded as a `PhysicsModel`). Spawn a
@@ -49,7 +55,7 @@ use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use crate::body::{Body, Damping};
-use crate::constraints::{DistanceConstraint, Radius};
+use crate::constraints::{AngleLimit, ContactMaterial, DistanceConstraint, DistanceLimit, Radius};
 use crate::spring::Spring;
 
 /// Registers [`PhysicsModel`] assets, their RON loader and the system that
@@ -147,6 +153,84 @@ pub struct PhysicsModel {
     /// Rigid rods ([`DistanceConstraint`]s) between named bodies.
     #[serde(default)]
     pub rods: Vec<ModelRod>,
+    /// [`DistanceLimit`]s between named bodies.
+    #[serde(default)]
+    pub distance_limits: Vec<ModelDistanceLimit>,
+    /// [`AngleLimit`]s over named bodies.
+    #[serde(default)]
+    pub angle_limits: Vec<ModelAngleLimit>,
+}
+
+/// A [`DistanceLimit`] of a [`PhysicsModel`], between the bodies named `a`
+/// and `b`, in metres.
+///
+/// ```
+/// use bevy_euler_physics::model::PhysicsModel;
+///
+/// let model = PhysicsModel::from_ron(r#"(
+///     bodies: [(name: "a"), (name: "b", position: (1.0, 0.0))],
+///     distance_limits: [(a: "a", b: "b", min: 0.5, max: 2.0)],
+/// )"#).unwrap();
+/// assert_eq!(model.distance_limits[0].max, 2.0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelDistanceLimit {
+    /// One end's name.
+    pub a: String,
+    /// The other end's name.
+    pub b: String,
+    /// The shortest distance allowed. Default 0.
+    #[serde(default)]
+    pub min: f32,
+    /// The longest distance allowed. Default: none (a strut).
+    #[serde(default = "infinity")]
+    pub max: f32,
+}
+
+/// An [`AngleLimit`] of a [`PhysicsModel`]: the angle at the body named
+/// `pivot` from the arm to `a` to the arm to `b`, about `Vec3::Z`, in
+/// degrees (the file is for people; the component takes radians).
+///
+/// ```
+/// use bevy_euler_physics::model::PhysicsModel;
+///
+/// let model = PhysicsModel::from_ron(r#"(
+///     bodies: [(name: "hip", position: (0.0, 1.0)), (name: "knee", position: (0.0, 0.5)), (name: "foot")],
+///     angle_limits: [(a: "hip", pivot: "knee", b: "foot", min_degrees: 40.0, max_degrees: 180.0)],
+/// )"#).unwrap();
+/// assert_eq!(model.angle_limits[0].max_degrees, 180.0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelAngleLimit {
+    /// The end of the first arm.
+    pub a: String,
+    /// The body the angle is measured at.
+    pub pivot: String,
+    /// The end of the second arm.
+    pub b: String,
+    /// The smallest angle allowed, in degrees, in `[−180, 180]`.
+    pub min_degrees: f32,
+    /// The largest angle allowed, in degrees, in `[min_degrees, 180]`.
+    pub max_degrees: f32,
+}
+
+impl ModelAngleLimit {
+    /// The limit as a component, over the spawned bodies.
+    fn limit(&self, a: Entity, pivot: Entity, b: Entity) -> AngleLimit {
+        AngleLimit::new(
+            a,
+            pivot,
+            b,
+            self.min_degrees.to_radians(),
+            self.max_degrees.to_radians(),
+        )
+    }
+}
+
+fn infinity() -> f32 {
+    f32::INFINITY
 }
 
 /// One body of a [`PhysicsModel`].
@@ -182,6 +266,13 @@ pub struct ModelBody {
     /// Spawned as [`Damping`].
     #[serde(default)]
     pub damping: Option<f32>,
+    /// With `friction`, spawned as a [`ContactMaterial`] (the default's
+    /// value for the one left out).
+    #[serde(default)]
+    pub restitution: Option<f32>,
+    /// See `restitution`.
+    #[serde(default)]
+    pub friction: Option<f32>,
 }
 
 impl ModelBody {
@@ -201,6 +292,8 @@ impl ModelBody {
             fixed: false,
             radius: None,
             damping: None,
+            restitution: None,
+            friction: None,
         }
     }
 
@@ -494,7 +587,13 @@ impl PhysicsModel {
                     "body {quoted} has a non-finite position or velocity"
                 )));
             }
-            for (what, value) in [("radius", body.radius), ("damping", body.damping)] {
+            let values = [
+                ("radius", body.radius),
+                ("damping", body.damping),
+                ("restitution", body.restitution),
+                ("friction", body.friction),
+            ];
+            for (what, value) in values {
                 if let Some(value) = value
                     && !(value >= 0.0 && value.is_finite())
                 {
@@ -574,6 +673,53 @@ impl PhysicsModel {
                     )));
                 }
                 _ => {}
+            }
+            *nth += 1;
+        }
+        self.check_limits(source, &names)
+    }
+
+    /// The limits' checks: known, distinct bodies and bounds a limit
+    /// accepts.
+    fn check_limits(&self, source: &str, names: &HashSet<&str>) -> Result<(), PhysicsModelError> {
+        let e = Entity::PLACEHOLDER;
+        let distance = self.distance_limits.iter().map(|l| {
+            let bounds = DistanceLimit::new(e, e, l.min, l.max).check();
+            ("distance_limits", vec![&l.a, &l.b], bounds)
+        });
+        let angle = self.angle_limits.iter().map(|l| {
+            let bounds = l.limit(e, e, e).check();
+            ("angle_limits", vec![&l.a, &l.pivot, &l.b], bounds)
+        });
+        let mut counts: HashMap<&str, usize> = HashMap::default();
+        for (list, ends, bounds) in distance.chain(angle) {
+            let nth = counts.entry(list).or_default();
+            let (list_line, _) = locate(source, &format!("{list}:"), 0);
+            let start = line_start(source, list_line);
+            let (line, column) = locate(&source[start..], "a:", *nth);
+            let at = |message: String| PhysicsModelError {
+                line: if line == 0 {
+                    list_line
+                } else {
+                    line + list_line - 1
+                },
+                column,
+                message,
+            };
+            for end in &ends {
+                if !names.contains(end.as_str()) {
+                    return Err(at(format!(
+                        "a limit names body {end:?}, which is not in the model"
+                    )));
+                }
+            }
+            for (i, end) in ends.iter().enumerate() {
+                if ends[i + 1..].contains(end) {
+                    return Err(at(format!("a limit names body {end:?} twice")));
+                }
+            }
+            if let Err(issue) = bounds {
+                return Err(at(format!("a limit of {list}: {issue}")));
             }
             *nth += 1;
         }
@@ -667,6 +813,13 @@ impl PhysicsModel {
                 if let Some(damping) = spec.damping {
                     body.insert(Damping(damping));
                 }
+                if spec.restitution.is_some() || spec.friction.is_some() {
+                    let default = ContactMaterial::default();
+                    body.insert(ContactMaterial::new(
+                        spec.restitution.unwrap_or(default.restitution),
+                        spec.friction.unwrap_or(default.friction),
+                    ));
+                }
                 (spec.name.clone(), body.id())
             })
             .collect();
@@ -699,6 +852,22 @@ impl PhysicsModel {
                         ))
                         .id(),
                 );
+            }
+        }
+        for limit in &self.distance_limits {
+            if let (Some(a), Some(b)) = (find(&limit.a), find(&limit.b)) {
+                let name = Name::new(format!("{}–{} limit", limit.a, limit.b));
+                let spawned =
+                    commands.spawn((DistanceLimit::new(a, b, limit.min, limit.max), name));
+                joins.push(spawned.id());
+            }
+        }
+        for limit in &self.angle_limits {
+            if let (Some(a), Some(pivot), Some(b)) =
+                (find(&limit.a), find(&limit.pivot), find(&limit.b))
+            {
+                let name = Name::new(format!("{} angle", limit.pivot));
+                joins.push(commands.spawn((limit.limit(a, pivot, b), name)).id());
             }
         }
         ModelParts { bodies, joins }
@@ -861,7 +1030,8 @@ impl ModelParts {
         self.bodies.iter().map(|(n, e)| (n.as_str(), *e))
     }
 
-    /// The springs, then the rods, in the model's order.
+    /// The springs, then the rods, then the distance and angle limits, in
+    /// the model's order.
     ///
     /// ```
     /// # use bevy_euler_physics::prelude::*;

@@ -104,8 +104,13 @@ fn the_ragdoll_file_spawns_what_it_describes() {
     let model = source("models/ragdoll.model.ron");
     let parts = parts(&app, instance).unwrap();
     assert_eq!(parts.bodies().count(), model.bodies.len());
-    assert_eq!(parts.joins().len(), model.springs.len() + model.rods.len());
+    let limits = model.distance_limits.len() + model.angle_limits.len();
+    assert_eq!(
+        parts.joins().len(),
+        model.springs.len() + model.rods.len() + limits
+    );
     assert!(model.rods.len() >= 10 && !model.springs.is_empty());
+    assert!(model.angle_limits.len() >= 9);
     let world = app.world();
     for spec in &model.bodies {
         let entity = parts.body(&spec.name).unwrap();
@@ -121,8 +126,26 @@ fn the_ragdoll_file_spawns_what_it_describes() {
         assert_eq!(body.mass(), spec.mass);
         assert_eq!(world.get::<Radius>(entity).map(|r| r.0), spec.radius);
         assert_eq!(world.get::<Damping>(entity).map(|d| d.0), spec.damping);
+        assert_eq!(
+            world.get::<ContactMaterial>(entity).map(|m| m.friction),
+            spec.friction
+        );
     }
-    for &join in parts.joins() {
+    // Each angle limit over the bodies it names, in radians, and the pose
+    // in the file inside it.
+    for (spec, &join) in model
+        .angle_limits
+        .iter()
+        .zip(&parts.joins()[parts.joins().len() - limits..])
+    {
+        let limit = world.get::<AngleLimit>(join).unwrap();
+        assert_eq!(limit.pivot, parts.body(&spec.pivot).unwrap());
+        assert_eq!(limit.max, spec.max_degrees.to_radians());
+        let at = |name: &str| model.body(name).unwrap().position;
+        let theta = AngleLimit::angle(at(&spec.a), at(&spec.pivot), at(&spec.b), Vec3::Z);
+        assert_eq!(limit.excess(theta), 0.0, "{} at {theta}", spec.pivot);
+    }
+    for &join in &parts.joins()[..parts.joins().len() - limits] {
         let (a, b, length) = if let Some(s) = world.get::<Spring>(join) {
             (s.a, s.b, s.rest_length)
         } else {

@@ -222,6 +222,24 @@ impl AngleLimit {
         u.cross(w).dot(axis.normalize_or_zero()).atan2(u.dot(w))
     }
 
+    /// How far `theta` lies outside `[min, max]`, in radians (0 inside),
+    /// reading `theta ± 2π` when that is nearer: a knee limited to
+    /// `[0.7, π]` and bent 0.1 rad past straight is 0.1 rad out, not 5.4.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// use std::f32::consts::PI;
+    /// let e = Entity::PLACEHOLDER;
+    /// let knee = AngleLimit::new(e, e, e, 0.7, PI);
+    /// assert_eq!(knee.excess(1.0), 0.0);
+    /// assert!((knee.excess(-PI + 0.1) - 0.1).abs() < 1e-5);
+    /// ```
+    pub fn excess(&self, theta: f32) -> f32 {
+        let theta = crate::kernels::constraints::nearest_turn(theta, self.min, self.max);
+        (self.min - theta).max(theta - self.max).max(0.0)
+    }
+
     /// Whether the bounds and axis can be stepped; the issue reported if
     /// not.
     ///
