@@ -18,7 +18,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicIsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bevy::app::FixedMain;
 use bevy::math::Vec3A;
@@ -26,7 +26,7 @@ use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 
 mod common;
-use common::{H, single_threaded_fixed_main};
+use common::{H, bench_app};
 
 /// Bytes allocated and not yet freed.
 struct Counting;
@@ -60,23 +60,7 @@ fn layout(n: usize) -> (usize, f32) {
 
 /// The plugin's app with the pile poured and settled.
 fn plugin_app(n: usize, parallel: bool, settle: usize) -> App {
-    let mut app = App::new();
-    let mut pools = TaskPoolPlugin::default();
-    pools.task_pool_options.compute.min_threads = 2;
-    pools.task_pool_options.compute.max_threads = 2;
-    app.add_plugins((MinimalPlugins.set(pools), EulerPhysicsPlugin))
-        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
-        .insert_resource(PhysicsSettings {
-            parallel_threshold: if parallel { 1 } else { usize::MAX },
-            ..default()
-        })
-        .insert_resource(SleepSettings {
-            enabled: false,
-            ..default()
-        });
-    if !parallel {
-        single_threaded_fixed_main(&mut app);
-    }
+    let mut app = bench_app(parallel);
     let (columns, half) = layout(n);
     let world = app.world_mut();
     world.spawn(GroundPlane::horizontal(0.0));

@@ -33,7 +33,7 @@ use bevy_euler_physics::prelude::*;
 use criterion::{BenchmarkId, Criterion, criterion_group};
 
 mod common;
-use common::{H, Plain, rope, single_threaded_fixed_main};
+use common::{Plain, bench_app, rope};
 
 const SIZES: [(usize, usize); 3] = [(10, 100), (100, 100), (1000, 100)];
 
@@ -47,25 +47,7 @@ fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
 /// The scene's app; `watched` puts [`watch`] in each set of
 /// `PhysicsSubstep`.
 fn plugin_app_with(ropes: usize, links: usize, parallel: bool, watched: bool) -> App {
-    let mut app = App::new();
-    let mut pools = TaskPoolPlugin::default();
-    pools.task_pool_options.compute.min_threads = 2;
-    pools.task_pool_options.compute.max_threads = 2;
-    app.add_plugins((MinimalPlugins.set(pools), EulerPhysicsPlugin))
-        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
-        .insert_resource(PhysicsSettings {
-            substeps: 1,
-            parallel_threshold: if parallel { 1 } else { usize::MAX },
-            ..default()
-        })
-        // The plain loop never sleeps; neither does this.
-        .insert_resource(SleepSettings {
-            enabled: false,
-            ..default()
-        });
-    if !parallel {
-        single_threaded_fixed_main(&mut app);
-    }
+    let mut app = bench_app(parallel);
     if watched {
         for set in PhysicsSystems::SUBSTEP {
             app.add_systems(PhysicsSubstep, watch.in_set(set));

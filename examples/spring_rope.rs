@@ -8,7 +8,9 @@
 //! default here) each rope runs the fewest passes that keep it stable (a
 //! chain of masses `m` and springs `k` is stable while `2·√(k/m)·h' < 2`):
 //! the soft ropes 1 pass per step, the stiffest several. Ropes that come to
-//! rest fall asleep (drawn dimmer) and wake when touched. Every frame draws
+//! rest fall asleep (drawn dimmer) and wake when touched. The links have
+//! radii: ropes that swing into each other touch, and three fixed balls
+//! stand in the ropes' way for them to drape over. Every frame draws
 //! the bodies between their last two fixed positions, so the motion is
 //! smooth at any frame rate; press I to see it without.
 //!
@@ -99,6 +101,18 @@ fn setup(
         (3.1, 5000.0, Color::srgb(0.35, 0.7, 0.95)),
         (4.6, 10000.0, Color::srgb(0.7, 0.5, 0.95)),
     ];
+    // Fixed balls in the way of three ropes as they swing back.
+    let ball_material = materials.add(Color::srgb(0.55, 0.57, 0.62));
+    for x in [ropes[0].0, ropes[2].0, ropes[4].0] {
+        let (centre, radius) = (Vec3::new(x + 0.6, TOP - 1.7, 0.0), 0.25);
+        commands.spawn((
+            Body::fixed(centre),
+            Radius(radius),
+            Mesh2d(meshes.add(Circle::new(radius))),
+            MeshMaterial2d(ball_material.clone()),
+            Transform::from_translation(centre),
+        ));
+    }
     for (i, (x, stiffness, color)) in ropes.into_iter().enumerate() {
         commands.spawn((
             PhysicsModelInstance::new(model.clone(), Vec3::new(x, TOP, 0.0)),

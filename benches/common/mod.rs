@@ -141,3 +141,32 @@ pub fn single_threaded_fixed_main(app: &mut App) {
         });
     }
 }
+
+/// An app for a benchmark: the plugin on `MinimalPlugins` with a compute
+/// pool of 2 threads, the fixed step `H`, sleeping off (the plain loops
+/// never sleep); with `parallel`, every pass split over the pool and Bevy's
+/// multi-threaded executor, else no split and `FixedMain` on the
+/// single-threaded executor.
+pub fn bench_app(parallel: bool) -> App {
+    let mut app = App::new();
+    let mut pools = TaskPoolPlugin::default();
+    pools.task_pool_options.compute.min_threads = 2;
+    pools.task_pool_options.compute.max_threads = 2;
+    app.add_plugins((MinimalPlugins.set(pools), EulerPhysicsPlugin))
+        .insert_resource(Time::<Fixed>::from_duration(
+            std::time::Duration::from_secs_f32(H),
+        ))
+        .insert_resource(PhysicsSettings {
+            substeps: 1,
+            parallel_threshold: if parallel { 1 } else { usize::MAX },
+            ..default()
+        })
+        .insert_resource(SleepSettings {
+            enabled: false,
+            ..default()
+        });
+    if !parallel {
+        single_threaded_fixed_main(&mut app);
+    }
+    app
+}
