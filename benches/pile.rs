@@ -9,7 +9,8 @@
 //! from the pass before), 4 rounds of sequential impulses, one relaxing
 //! round and the drift. Sleeping is off in both.
 //!
-//! `cargo bench --bench pile` prints, per N in 1 000, 10 000 and 100 000,
+//! `cargo bench --bench pile` prints, per N in 1 000, 10 000 and 100 000
+//! (or the sizes given after `--`),
 //! the median plugin / plain-loop ratio of interleaved rounds on one thread
 //! and on two, and the bytes per body each holds (counted by a global
 //! allocator: what building and settling the scene left allocated).
@@ -334,7 +335,15 @@ fn main() {
     // `cargo test --benches` runs this once as a smoke test: the smallest
     // pile, a few steps.
     let smoke = !args.iter().any(|a| a == "--bench");
-    let sizes: &[usize] = if smoke { &SIZES[..1] } else { &SIZES };
+    // `cargo bench --bench pile -- 10000` runs the sizes named alone.
+    let named: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    let sizes: &[usize] = if smoke {
+        &SIZES[..1]
+    } else if named.is_empty() {
+        &SIZES
+    } else {
+        &named
+    };
     for &n in sizes {
         let settle = if smoke { 10 } else { 400 };
         let before = LIVE.load(Ordering::Relaxed);
