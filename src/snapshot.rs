@@ -44,7 +44,7 @@ use bevy::prelude::*;
 use bevy::ecs::entity::EntityHashSet;
 
 use crate::body::Body;
-use crate::constraints::DistanceConstraint;
+use crate::constraints::{AngleLimit, DistanceConstraint, DistanceLimit};
 use crate::data::requests::{AnchorAsleep, SolverRequests, WakeTarget};
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
@@ -52,8 +52,8 @@ use crate::islands::WakeCause;
 use crate::islands::{RestTime, Sleeping};
 use crate::spring::Spring;
 
-/// The bodies restored asleep that a spring or rod joins to an entity
-/// without a `Body`, each with that entity, in entity order.
+/// The bodies restored asleep that a spring, rod or limit joins to an
+/// entity without a `Body`, each with that entity, in entity order.
 fn lost_anchors(world: &mut World, saved: &[BodyState]) -> Vec<(Entity, Entity)> {
     let asleep: EntityHashSet = saved
         .iter()
@@ -69,6 +69,14 @@ fn lost_anchors(world: &mut World, saved: &[BodyState]) -> Vec<(Entity, Entity)>
     ends.extend(springs.iter(world).map(|spring| (spring.a, spring.b)));
     let mut rods = world.query::<&DistanceConstraint>();
     ends.extend(rods.iter(world).map(|rod| (rod.a, rod.b)));
+    let mut limits = world.query::<&DistanceLimit>();
+    ends.extend(limits.iter(world).map(|limit| (limit.a, limit.b)));
+    let mut angles = world.query::<&AngleLimit>();
+    ends.extend(
+        angles
+            .iter(world)
+            .flat_map(|l| [(l.a, l.pivot), (l.pivot, l.b), (l.a, l.b)]),
+    );
     let mut lost: Vec<(Entity, Entity)> = ends
         .into_iter()
         .flat_map(|(a, b)| [(a, b), (b, a)])

@@ -664,3 +664,22 @@ fn removing_sleeping_from_a_body_wakes_its_island_for_a_full_rest() {
         "rested {again} steps again (first sleep after {first})"
     );
 }
+
+/// The same with a cord (a `DistanceLimit`) to the anchor: the report names
+/// the body that hung from it.
+#[test]
+fn a_restore_names_a_body_whose_limit_lost_its_anchor() {
+    let mut app = sleepy_app();
+    let anchor = spawn(&mut app, Body::fixed(Vec3::ZERO));
+    let bob = spawn(&mut app, Body::new(1.0).with_position(-Vec3::Y));
+    spawn(&mut app, DistanceLimit::new(anchor, bob, 0.0, 1.0));
+    step(&mut app, 1);
+    app.world_mut().commands().entity(bob).sleep_island();
+    step(&mut app, 2);
+    assert!(asleep(&app, bob));
+    let saved = PhysicsSnapshot::save(app.world_mut());
+    app.world_mut().despawn(anchor);
+    step(&mut app, 2);
+    let report = saved.restore(app.world_mut());
+    assert_eq!(report.lost_anchors, vec![(bob, anchor)]);
+}
