@@ -269,7 +269,7 @@ fn report_heap(
         let ends = match (spring, rod, angle) {
             (Some(s), ..) => vec![(s.a, s.b)],
             (_, Some(r), _) => vec![(r.a, r.b)],
-            (.., Some(l)) => vec![(l.a, l.pivot), (l.pivot, l.b), (l.a, l.b)],
+            (.., Some(l)) => l.pairs().to_vec(),
             _ => vec![],
         };
         for (a, b) in ends {

@@ -72,11 +72,7 @@ fn lost_anchors(world: &mut World, saved: &[BodyState]) -> Vec<(Entity, Entity)>
     let mut limits = world.query::<&DistanceLimit>();
     ends.extend(limits.iter(world).map(|limit| (limit.a, limit.b)));
     let mut angles = world.query::<&AngleLimit>();
-    ends.extend(
-        angles
-            .iter(world)
-            .flat_map(|l| [(l.a, l.pivot), (l.pivot, l.b), (l.a, l.b)]),
-    );
+    ends.extend(angles.iter(world).flat_map(AngleLimit::pairs));
     let mut lost: Vec<(Entity, Entity)> = ends
         .into_iter()
         .flat_map(|(a, b)| [(a, b), (b, a)])

@@ -56,6 +56,17 @@ impl DistanceConstraint {
     }
 }
 
+impl From<ContactMaterial> for crate::kernels::constraints::Material {
+    /// The material as the passes use it ([`ContactMaterial::sanitized`]).
+    fn from(material: ContactMaterial) -> Self {
+        let used = material.sanitized();
+        Self {
+            restitution: used.restitution,
+            friction: used.friction,
+        }
+    }
+}
+
 /// Keeps the distance between bodies `a` and `b` within `[min, max]`:
 /// slack inside, taut at either end. A cord when `min` is 0, a strut when
 /// `max` is infinite. Its own entity, like a [`DistanceConstraint`]; it
@@ -206,6 +217,19 @@ impl AngleLimit {
     pub const fn with_axis(mut self, axis: Vec3) -> Self {
         self.axis = axis;
         self
+    }
+
+    /// The three pairs of bodies the limit holds: `a`–`pivot`,
+    /// `pivot`–`b` and `a`–`b` (none of them touch each other).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let e = Entity::PLACEHOLDER;
+    /// assert_eq!(AngleLimit::new(e, e, e, 0.0, 1.0).pairs().len(), 3);
+    /// ```
+    pub const fn pairs(&self) -> [(Entity, Entity); 3] {
+        [(self.a, self.pivot), (self.pivot, self.b), (self.a, self.b)]
     }
 
     /// The signed angle at `pivot` from the arm to `a` to the arm to `b`

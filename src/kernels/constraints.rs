@@ -448,26 +448,13 @@ fn solve_rod(rod: &RodRow, held: &mut f32, bodies: &mut Bodies, solve: &Rounds) 
     let relative = vel[b] - vel[a];
     let speed = n.dot(relative);
     if rod.min != rod.max {
-        // A limit: only at a bound, and only towards the inside (a lower
-        // bound of 0 never acts).
-        // (A limit that held an impulse in this pass stays at its bound
-        // until it lets go, so the relaxing round can take back what the
-        // bias gave.)
-        let impulse = if length + h * speed > rod.max || *held < 0.0 {
-            let error = length - rod.max;
-            hold(
-                held,
-                (bound_speed(error, error > 0.0, solve) - speed) / w,
-                false,
-            )
-        } else if rod.min > 0.0 && (length + h * speed < rod.min || *held > 0.0) {
-            let error = length - rod.min;
-            hold(
-                held,
-                (bound_speed(error, error < 0.0, solve) - speed) / w,
-                true,
-            )
+        // A limit (a lower bound of 0 never acts).
+        let min = if rod.min > 0.0 {
+            rod.min
         } else {
+            f32::NEG_INFINITY
+        };
+        let Some(impulse) = bound_impulse(length, speed, (min, rod.max), w, held, solve) else {
             return;
         };
         vel[a] -= inv_mass[a] * impulse * n;
@@ -485,23 +472,35 @@ fn solve_rod(rod: &RodRow, held: &mut f32, bodies: &mut Bodies, solve: &Rounds) 
     vel[b] += inv_mass[b] * impulse * n;
 }
 
-/// The rate at which a limit's `error` from its bound (its value minus
-/// the bound) may change: within the pass it may reach the bound and no
-/// more; `past` it, a share `β` of the error is undone.
+/// The impulse a limit on `value` (changing at `rate`, with effective
+/// inverse mass `w`) applies this round, if any: only at a bound, only
+/// towards the inside. Within the pass the value may reach the bound and
+/// no more; past it, a share `β` of the error is undone. The impulse is
+/// accumulated in `held` and never pushes outwards (positive at the lower
+/// bound, negative at the upper); a limit that holds an impulse stays at
+/// its bound until it lets go, so the relaxing round can take back what
+/// the bias gave.
 #[inline]
-fn bound_speed(error: f32, past: bool, solve: &Rounds) -> f32 {
-    if past {
-        -solve.beta * error / solve.h
+fn bound_impulse(
+    value: f32,
+    rate: f32,
+    (min, max): (f32, f32),
+    w: f32,
+    held: &mut f32,
+    solve: &Rounds,
+) -> Option<f32> {
+    let ahead = value + solve.h * rate;
+    let (bound, up) = if ahead > max || *held < 0.0 {
+        (max, false)
+    } else if ahead < min || *held > 0.0 {
+        (min, true)
     } else {
-        -error / solve.h
-    }
-}
-
-/// A limit's impulse `wanted` this round, accumulated in `held` and kept
-/// pushing inwards only (positive at a lower bound, `up`, negative at an
-/// upper one): the impulse to apply now.
-#[inline]
-fn hold(held: &mut f32, wanted: f32, up: bool) -> f32 {
+        return None;
+    };
+    let error = value - bound;
+    let past = if up { error < 0.0 } else { error > 0.0 };
+    let target = if past { -solve.beta * error } else { -error } / solve.h;
+    let wanted = (target - rate) / w;
     // What was held at the other bound does not count here.
     let before = if up { held.max(0.0) } else { held.min(0.0) };
     let total = if up {
@@ -510,7 +509,7 @@ fn hold(held: &mut f32, wanted: f32, up: bool) -> f32 {
         (before + wanted).min(0.0)
     };
     *held = total;
-    total - before
+    Some(total - before)
 }
 
 /// `atan2(y, x)` in plain `f32` arithmetic (no platform library), so an
@@ -585,22 +584,8 @@ fn solve_angle(limit: &AngleRow, held: &mut f32, bodies: &mut Bodies, solve: &Ro
     }
     let theta = nearest_turn(atan2(u.cross(w).dot(k), u.dot(w)), limit.min, limit.max);
     let rate = ja.dot(vel[a]) + jb.dot(vel[b]) + jp.dot(vel[p]);
-    let h = solve.h;
-    let impulse = if theta + h * rate > limit.max || *held < 0.0 {
-        let error = theta - limit.max;
-        hold(
-            held,
-            (bound_speed(error, error > 0.0, solve) - rate) / mass,
-            false,
-        )
-    } else if theta + h * rate < limit.min || *held > 0.0 {
-        let error = theta - limit.min;
-        hold(
-            held,
-            (bound_speed(error, error < 0.0, solve) - rate) / mass,
-            true,
-        )
-    } else {
+    let Some(impulse) = bound_impulse(theta, rate, (limit.min, limit.max), mass, held, solve)
+    else {
         return;
     };
     vel[a] += inv_mass[a] * impulse * ja;

@@ -1,6 +1,7 @@
 //! Union-find, for islands.
 
 /// Union-find with path halving and union by size.
+#[derive(Debug, Default)]
 pub struct UnionFind {
     parent: Vec<u32>,
     size: Vec<u32>,
@@ -13,6 +14,14 @@ impl UnionFind {
             parent: (0..n as u32).collect(),
             size: vec![1; n],
         }
+    }
+
+    /// `n` singletons again, keeping the buffers.
+    pub fn reset(&mut self, n: usize) {
+        self.parent.clear();
+        self.parent.extend(0..n as u32);
+        self.size.clear();
+        self.size.resize(n, 1);
     }
 
     /// The root of `i`'s set.

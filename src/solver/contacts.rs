@@ -84,6 +84,11 @@ pub(crate) struct Touch {
     pub rebuilt: bool,
     items: Vec<Reach>,
     found: Vec<(u32, u32)>,
+    /// Buffers of each step's check, kept to allocate nothing per step.
+    rows: Vec<(u32, PairRow)>,
+    touching: Vec<bool>,
+    union: UnionFind,
+    seen: Vec<bool>,
 }
 
 impl Touch {
@@ -183,14 +188,19 @@ fn list_pairs(solver: &mut SolverState) -> bool {
     };
     solver.broad.pairs(&items, accept, &mut found);
     let mut stale = false;
-    let mut touching = vec![false; solver.islands.len()];
-    let mut rows = Vec::with_capacity(found.len());
+    let mut touching = core::mem::take(&mut touch.touching);
+    touching.clear();
+    touching.resize(solver.islands.len(), false);
+    let mut rows = core::mem::take(&mut touch.rows);
+    rows.clear();
+    // Groups hold consecutive runs of slots; fixed slots come after all.
     let groups = &solver.groups;
     let group_of = |s: u32| {
-        groups
-            .iter()
-            .position(|group| group.slots.contains(&(s as usize)))
-            .map_or(u32::MAX, |g| g as u32)
+        let g = groups.partition_point(|group| group.slots.end <= s as usize);
+        match groups.get(g) {
+            Some(group) if group.slots.contains(&(s as usize)) => g as u32,
+            _ => u32::MAX,
+        }
     };
     for &(a, b) in &found {
         if a >= awake || b >= awake {
@@ -226,7 +236,9 @@ fn list_pairs(solver: &mut SolverState) -> bool {
             },
         ));
     }
-    rows.sort_by_key(|&(group, _)| group);
+    if groups.len() > 1 {
+        rows.sort_by_key(|&(group, _)| group);
+    }
     let mut at = 0;
     for (g, group) in solver.groups.iter_mut().enumerate() {
         let start = at;
@@ -236,7 +248,7 @@ fn list_pairs(solver: &mut SolverState) -> bool {
             .count();
         group.pairs = start..at;
     }
-    solver.pairs.extend(rows.into_iter().map(|(_, row)| row));
+    solver.pairs.extend(rows.iter().map(|&(_, row)| row));
     solver.pair_warm.clear();
     solver.pair_warm.resize(solver.pairs.len(), Warm::default());
     // An island that came to touch itself, or stopped, changes its pass
@@ -246,21 +258,25 @@ fn list_pairs(solver: &mut SolverState) -> bool {
         .iter()
         .zip(&touching)
         .any(|(island, &now)| !island.slots.is_empty() && island.touching != now);
-    if !stale && touch.merged {
-        stale = !islands_hold(solver);
+    let (mut union, mut seen) = (
+        core::mem::take(&mut solver.touch.union),
+        core::mem::take(&mut solver.touch.seen),
+    );
+    if !stale && solver.touch.merged {
+        stale = !islands_hold(solver, &mut union, &mut seen);
     }
     let touch = &mut solver.touch;
-    touch.items = items;
-    touch.found = found;
+    (touch.items, touch.found, touch.rows) = (items, found, rows);
+    (touch.touching, touch.union, touch.seen) = (touching, union, seen);
     stale
 }
 
 /// Whether every awake island's bodies still hold together through its
 /// springs, rods and pairs within reach (an island that contacts joined
 /// may fall apart when they end).
-fn islands_hold(solver: &SolverState) -> bool {
+fn islands_hold(solver: &SolverState, union: &mut UnionFind, seen: &mut Vec<bool>) -> bool {
     let n = solver.fixed_slots.start;
-    let mut union = UnionFind::new(n);
+    union.reset(n);
     let ends = solver
         .springs
         .iter()
@@ -273,7 +289,8 @@ fn islands_hold(solver: &SolverState) -> bool {
             union.union(a, b);
         }
     }
-    let mut seen = vec![false; n];
+    seen.clear();
+    seen.resize(n, false);
     for island in &solver.islands {
         let Some(first) = island.slots.clone().next() else {
             continue;

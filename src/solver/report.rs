@@ -117,6 +117,29 @@ pub(crate) fn validate_spring(
     Ok(())
 }
 
+/// Checks a distance limit: its ends and its bounds.
+pub(crate) fn validate_limit(
+    limit: &DistanceLimit,
+    bodies: &Query<(), With<Body>>,
+    entities: &Entities,
+) -> Result<(), PhysicsIssue> {
+    validate_ends(limit.a, limit.b, bodies, entities)?;
+    limit.check()
+}
+
+/// Checks an angle limit: each of its three pairs of bodies (see
+/// [`validate_ends`]), its bounds and its axis.
+pub(crate) fn validate_angle(
+    limit: &AngleLimit,
+    bodies: &Query<(), With<Body>>,
+    entities: &Entities,
+) -> Result<(), PhysicsIssue> {
+    for (x, y) in limit.pairs() {
+        validate_ends(x, y, bodies, entities)?;
+    }
+    limit.check()
+}
+
 /// Checks a rod's length: finite and not negative.
 pub(crate) fn validate_rod(rod: &DistanceConstraint) -> Result<(), PhysicsIssue> {
     if rod.length >= 0.0 && rod.length.is_finite() {
@@ -183,20 +206,12 @@ pub(crate) fn readmit_limits(
     entities: &Entities,
 ) {
     let valid_limits = limits.iter().filter_map(|(entity, limit, _)| {
-        validate_ends(limit.a, limit.b, &has_body, entities)
-            .and_then(|()| limit.check())
+        validate_limit(limit, &has_body, entities)
             .is_ok()
             .then_some(entity)
     });
     let valid_angles = angles.iter().filter_map(|(entity, limit, _)| {
-        let ends = [
-            (limit.a, limit.pivot),
-            (limit.pivot, limit.b),
-            (limit.a, limit.b),
-        ];
-        ends.iter()
-            .try_for_each(|&(x, y)| validate_ends(x, y, &has_body, entities))
-            .and_then(|()| limit.check())
+        validate_angle(limit, &has_body, entities)
             .is_ok()
             .then_some(entity)
     });

@@ -9,10 +9,11 @@ use crate::data::islands::{SleepThreshold, Substeps, sanitize};
 use crate::data::issues::PhysicsIssue;
 use crate::data::requests::{WakeCause, WakeTarget};
 use crate::data::settings::PhysicsSettings;
-use crate::kernels::constraints::Material;
 use crate::kernels::springs::SpringRow;
 use crate::kernels::union_find::UnionFind;
-use crate::solver::report::{validate_ends, validate_rod, validate_spring};
+use crate::solver::report::{
+    validate_angle, validate_ends, validate_limit, validate_rod, validate_spring,
+};
 use crate::solver::state_is_valid;
 
 /// Kinds of bad per-body settings, one bit each, so that each is reported
@@ -107,13 +108,7 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
             no_sleep,
             sleep_speed2: speed * speed,
             radius,
-            material: material.map(|&m| {
-                let m = m.sanitized();
-                Material {
-                    restitution: m.restitution,
-                    friction: m.friction,
-                }
-            }),
+            material: material.map(|&m| m.into()),
             groups: groups.copied().unwrap_or_default(),
             pos: body.position.into(),
             vel: body.velocity.into(),
@@ -215,9 +210,7 @@ fn limits(p: &mut Rebuild, scene: &mut Scene, anchor_wakes: &EntityHashMap<WakeC
     limits.sort_unstable_by_key(|&(entity, _)| entity);
     for (entity, limit) in limits {
         wake_other_ends(p, anchor_wakes, limit.a, limit.b);
-        let checked =
-            validate_ends(limit.a, limit.b, &p.has_body, p.entities).and_then(|()| limit.check());
-        if let Err(issue) = checked {
+        if let Err(issue) = validate_limit(&limit, &p.has_body, p.entities) {
             p.reporter.reject(entity, issue);
             continue;
         }
@@ -233,18 +226,10 @@ fn limits(p: &mut Rebuild, scene: &mut Scene, anchor_wakes: &EntityHashMap<WakeC
     let mut angles: Vec<_> = p.angle_limits.iter().map(|(e, l)| (e, *l)).collect();
     angles.sort_unstable_by_key(|&(entity, _)| entity);
     for (entity, limit) in angles {
-        for (end, other) in [
-            (limit.a, limit.pivot),
-            (limit.pivot, limit.b),
-            (limit.b, limit.a),
-        ] {
+        for (end, other) in limit.pairs() {
             wake_other_ends(p, anchor_wakes, end, other);
         }
-        let checked = validate_ends(limit.a, limit.pivot, &p.has_body, p.entities)
-            .and_then(|()| validate_ends(limit.pivot, limit.b, &p.has_body, p.entities))
-            .and_then(|()| validate_ends(limit.a, limit.b, &p.has_body, p.entities))
-            .and_then(|()| limit.check());
-        if let Err(issue) = checked {
+        if let Err(issue) = validate_angle(&limit, &p.has_body, p.entities) {
             p.reporter.reject(entity, issue);
             continue;
         }

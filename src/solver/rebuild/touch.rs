@@ -90,11 +90,7 @@ pub(super) fn lay_out(
     touch.sleepers.clear();
     touch.island_of_slot.clear();
     touch.island_of_slot.resize(layout.slots, u32::MAX);
-    let default = ContactMaterial::default();
-    let default = Material {
-        restitution: default.restitution,
-        friction: default.friction,
-    };
+    let default: Material = ContactMaterial::default().into();
     for (i, node) in scene.nodes.iter().enumerate() {
         let slot = layout.slot_of[i];
         let island = islands.island_of[i];
