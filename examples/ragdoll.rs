@@ -86,7 +86,7 @@ fn main() {
             ),
         )
         .add_systems(EguiPrimaryContextPass, panel)
-        .add_systems(Last, report_heap.run_if(capturing))
+        .add_systems(Last, report_heap.run_if(support::capturing))
         .run();
 }
 
@@ -240,11 +240,6 @@ fn controls(
             }
         }
     }
-}
-
-/// Whether the screenshot tests run the example.
-fn capturing() -> bool {
-    std::env::var_os("EULER_CAPTURE").is_some()
 }
 
 /// For the screenshot test, once a second: how the heap holds. The deepest

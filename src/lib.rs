@@ -88,6 +88,7 @@ pub mod diagnostics;
 pub mod forces;
 pub mod interpolation;
 pub mod islands;
+pub mod origin;
 pub mod spring;
 
 #[cfg(feature = "debug-ui")]
@@ -115,6 +116,7 @@ pub use islands::{
     SleepThreshold, Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
 };
 pub use kernels::stability::SpringStability;
+pub use origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
 pub use plugin::EulerPhysicsPlugin;
 pub use snapshot::{BodyState, PhysicsSnapshot, RestoreReport, physics_checksum};
 pub use spring::{Spring, SpringFrequency};
@@ -129,12 +131,12 @@ pub mod prelude {
     pub use crate::{
         AccumulatedForce, AngleLimit, AutoSubsteps, Body, CollisionGroups, ConstantForce,
         ConstraintSettings, ContactMaterial, Damping, DistanceConstraint, DistanceLimit,
-        DrawnPositions, EulerPhysicsPlugin, Gravity, GroundPlane, Island, IslandCommands,
-        IslandSlept, IslandWoke, PhysicsError, PhysicsIssue, PhysicsSettings, PhysicsSnapshot,
-        PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius,
-        RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring,
-        SpringFrequency, SubstepBodies, Substeps, TransformSyncDisabled, WakeCause,
-        physics_checksum,
+        DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, Gravity, GroundPlane, Island,
+        IslandCommands, IslandSlept, IslandWoke, OriginShifted, PhysicsError, PhysicsIssue,
+        PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep, PhysicsSubstep,
+        PhysicsSystems, PhysicsWarning, PositionHistory, Radius, RestTime, ShiftWithOrigin,
+        SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring, SpringFrequency,
+        SubstepBodies, Substeps, TransformSyncDisabled, WakeCause, physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

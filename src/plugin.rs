@@ -18,13 +18,14 @@ use crate::data::islands::{
 };
 use crate::data::issues::{PhysicsError, PhysicsIssue, PhysicsWarning};
 use crate::data::joins::{Spring, SpringFrequency};
+use crate::data::origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
 use crate::data::requests::{Island, SolverRequests, WakeCause};
 use crate::data::settings::{
     PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems, age_step_end,
 };
 use crate::interpolation;
 use crate::solver::{
-    SolverState, contacts, frequency, gather, rebuild, report, scatter, sleep, wakes,
+    SolverState, contacts, frequency, gather, origin, rebuild, report, scatter, sleep, wakes,
 };
 use crate::step::{
     BuiltIn, CurrentPass, StepEnd, StepStart, SteppedElsewhere, SubstepUsers, built_in, run_step,
@@ -66,9 +67,11 @@ impl Plugin for EulerPhysicsPlugin {
             .init_resource::<CurrentPass>()
             .init_resource::<SleepSettings>()
             .init_resource::<ConstraintSettings>()
+            .init_resource::<PhysicsOrigin>()
             .add_message::<PhysicsWarning>()
             .add_message::<IslandWoke>()
             .add_message::<IslandSlept>()
+            .add_message::<OriginShifted>()
             .register_type::<Body>()
             .register_type::<Damping>()
             .register_type::<Spring>()
@@ -102,6 +105,10 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<CollisionGroups>()
             .register_type::<GroundPlane>()
             .register_type::<ConstraintSettings>()
+            .register_type::<PhysicsOrigin>()
+            .register_type::<FloatingOrigin>()
+            .register_type::<ShiftWithOrigin>()
+            .register_type::<OriginShifted>()
             // The tick the last step ended at stays comparable as the
             // world's ticks wrap.
             .add_observer(age_step_end);
@@ -163,6 +170,7 @@ impl Plugin for EulerPhysicsPlugin {
                     scatter::scatter,
                     report::report_invalid_bodies,
                     sleep::update_sleep,
+                    origin::float_origin,
                 )
                     .chain(),
             )

@@ -13,15 +13,21 @@
 //! - it registers for rollback every component the next step depends on
 //!   besides your scene's: [`Body`], [`Sleeping`], [`RestTime`] (how long
 //!   each island has rested), [`AccumulatedForce`] and [`PositionHistory`];
+//!   and what an origin shift moves ([`origin`](crate::origin)): the
+//!   [`PhysicsOrigin`] resource and each [`GroundPlane`] (the `Transform`
+//!   of a [`ShiftWithOrigin`](crate::ShiftWithOrigin) entity is yours to
+//!   register if it matters to the game's state);
 //! - it adds to the session's checksum each [`Body`] (the bits of its
 //!   position, velocity and inverse mass), which bodies are [`Sleeping`] and
-//!   each body's [`RestTime`], so a desync in sleep states shows at once;
+//!   each body's [`RestTime`], so a desync in sleep states shows at once,
+//!   and the origin;
 //! - after each rollback it tells the solver to rebuild its index, islands,
 //!   substep counts and stability loads from the restored components (they
 //!   are derived, not saved) and not to take the restore for a touch that
-//!   wakes sleeping islands. The constraint solver keeps no warm-start data
-//!   between passes (its impulses start from zero each pass), so there is
-//!   none to restore.
+//!   wakes sleeping islands (a ground plane put back is no edit either).
+//!   The constraint solver keeps no warm-start data between steps (its
+//!   impulses carry from pass to pass within a step and start from zero
+//!   at each step), so there is none to restore.
 //!
 //! Your own components that change during play — springs you add, forces,
 //! `Substeps`, `SleepingDisabled`, a dragged anchor's `Body` is already in
@@ -51,12 +57,14 @@ use bevy::prelude::*;
 use bevy_ggrs::{GgrsSchedule, LoadWorld, LoadWorldSystems, RollbackApp};
 
 use crate::body::Body;
+use crate::constraints::GroundPlane;
 use crate::data::requests::{AnchorAsleep, SolverRequests};
 use crate::data::settings::PhysicsSystems;
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
 use crate::islands::{RestTime, Sleeping};
-use crate::snapshot::body_checksum;
+use crate::origin::PhysicsOrigin;
+use crate::snapshot::{body_checksum, origin_checksum};
 use crate::step::{SteppedElsewhere, run_step};
 
 /// Runs the physics under bevy_ggrs; see the [module docs](self). Add it
@@ -86,6 +94,10 @@ impl Plugin for EulerPhysicsRollbackPlugin {
             .rollback_component_with_copy::<RestTime>()
             .rollback_component_with_copy::<AccumulatedForce>()
             .rollback_component_with_copy::<PositionHistory>()
+            // Origin shifts move the origin and the ground planes.
+            .rollback_component_with_copy::<GroundPlane>()
+            .rollback_resource_with_copy::<PhysicsOrigin>()
+            .checksum_resource::<PhysicsOrigin>(origin_checksum)
             .checksum_component::<Body>(body_checksum)
             // Which bodies sleep, and how long their islands have rested.
             .checksum_component::<Sleeping>(|_| 1)
@@ -108,6 +120,7 @@ fn resync_after_rollback(
     ticks: SystemChangeTick,
 ) {
     requests.resync();
+    requests.quiet_since = Some(ticks.this_run());
     for mut sleeping in &mut sleeping {
         sleeping.since = ticks.this_run();
     }

@@ -6,9 +6,12 @@
 //! long its island has been resting, its pending [`AccumulatedForce`], and
 //! its [`PositionHistory`]. Restoring it and stepping gives the same state,
 //! bit for bit, as stepping on from when it was saved (restoring also puts
-//! each body's `Transform` at its position). Islands, substep counts and
-//! the solver's index are worked out again from the components at the next
-//! step, so they need no saving.
+//! each body's `Transform` at its position). It also holds the
+//! [`PhysicsOrigin`] (see [`origin`](crate::origin)) and each
+//! [`GroundPlane`]'s offset, which origin shifts move: a restore puts them
+//! back. Islands, substep counts and the solver's
+//! index are worked out again from the components at the next step, so they
+//! need no saving.
 //!
 //! Springs, constraints, forces, damping and substep settings are your
 //! components: a replay that changes them saves and restores them itself
@@ -39,17 +42,19 @@
 //! assert_eq!(*app.world().get::<Body>(ball).unwrap(), later);
 //! ```
 
+use bevy::ecs::entity::EntityHashSet;
+use bevy::math::DVec3;
 use bevy::prelude::*;
 
-use bevy::ecs::entity::EntityHashSet;
-
 use crate::body::Body;
-use crate::constraints::{AngleLimit, DistanceConstraint, DistanceLimit};
+use crate::constraints::{AngleLimit, DistanceConstraint, DistanceLimit, GroundPlane};
 use crate::data::requests::{AnchorAsleep, SolverRequests, WakeTarget};
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
 use crate::islands::WakeCause;
 use crate::islands::{RestTime, Sleeping};
+use crate::origin::PhysicsOrigin;
+use crate::solver::origin::{Shift, shift_origin};
 use crate::spring::Spring;
 
 /// The bodies restored asleep that a spring, rod or limit joins to an
@@ -131,6 +136,11 @@ pub struct BodyState {
 #[reflect(Debug, PartialEq, Clone, Default)]
 pub struct PhysicsSnapshot {
     bodies: Vec<BodyState>,
+    /// [`PhysicsOrigin::position`] when saved (none without the resource).
+    origin: Option<DVec3>,
+    /// Each ground plane's offset, which origin shifts move, in entity
+    /// order.
+    planes: Vec<(Entity, f32)>,
 }
 
 /// What [`PhysicsSnapshot::restore`] did.
@@ -199,7 +209,38 @@ impl PhysicsSnapshot {
             )
             .collect();
         bodies.sort_by_key(|state| state.entity);
-        Self { bodies }
+        let origin = world
+            .get_resource::<PhysicsOrigin>()
+            .map(|origin| origin.position);
+        let mut planes = world.query::<(Entity, &GroundPlane)>();
+        let mut planes: Vec<(Entity, f32)> = planes
+            .iter(world)
+            .map(|(entity, plane)| (entity, plane.offset))
+            .collect();
+        planes.sort_by_key(|&(entity, _)| entity);
+        Self {
+            bodies,
+            origin,
+            planes,
+        }
+    }
+
+    /// Where local zero was in the world when saved
+    /// ([`PhysicsOrigin::position`]); `None` in a world without the
+    /// resource.
+    ///
+    /// ```
+    /// # use bevy::math::DVec3;
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let mut app = App::new();
+    /// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+    ///     .insert_resource(PhysicsOrigin::new(DVec3::new(0.0, 0.0, 4096.0)));
+    /// let saved = PhysicsSnapshot::save(app.world_mut());
+    /// assert_eq!(saved.origin(), Some(DVec3::new(0.0, 0.0, 4096.0)));
+    /// ```
+    pub fn origin(&self) -> Option<DVec3> {
+        self.origin
     }
 
     /// The saved bodies, in entity order.
@@ -214,7 +255,10 @@ impl PhysicsSnapshot {
 
     /// Writes the saved state back into the bodies that still exist; the
     /// next fixed step continues from it exactly as the saved one did.
-    /// Bodies spawned since keep their state.
+    /// Bodies spawned since keep their state. When the origin moved since
+    /// the save, it is put back, with the ground planes and
+    /// [`ShiftWithOrigin`](crate::ShiftWithOrigin) entities, and an
+    /// [`OriginShifted`](crate::OriginShifted) is sent.
     ///
     /// ```
     /// # use bevy::prelude::*;
@@ -229,6 +273,7 @@ impl PhysicsSnapshot {
     /// ```
     pub fn restore(&self, world: &mut World) -> RestoreReport {
         let mut report = RestoreReport::default();
+        self.restore_origin(world);
         for state in &self.bodies {
             let Ok(mut entity) = world.get_entity_mut(state.entity) else {
                 report.missing += 1;
@@ -298,6 +343,7 @@ impl PhysicsSnapshot {
         report.lost_anchors = lost_anchors(world, &self.bodies);
         if let Some(mut requests) = world.get_resource_mut::<SolverRequests>() {
             requests.resync();
+            requests.quiet_since = Some(since);
             for &(body, gone) in &report.lost_anchors {
                 requests.wake(WakeTarget::Body(body), WakeCause::BodyRemoved(gone));
             }
@@ -305,9 +351,32 @@ impl PhysicsSnapshot {
         report
     }
 
+    /// Puts the origin back where it was saved, moving the scenery with it
+    /// (the bodies are restored in the saved frame already), and the saved
+    /// ground planes' offsets (exact, where a shift back along a tilted
+    /// normal would round).
+    fn restore_origin(&self, world: &mut World) {
+        if let (Some(saved), Some(now)) = (self.origin, world.get_resource::<PhysicsOrigin>())
+            && now.position != saved
+        {
+            // A whole number of cells when both come from shifts: exact.
+            let offset = (saved - now.position).as_vec3();
+            shift_origin(world, offset, Shift::Scenery);
+            world.resource_mut::<PhysicsOrigin>().position = saved;
+        }
+        for &(entity, offset) in &self.planes {
+            if let Some(mut plane) = world.get_mut::<GroundPlane>(entity)
+                && plane.offset.to_bits() != offset.to_bits()
+            {
+                plane.offset = offset;
+            }
+        }
+    }
+
     /// A checksum of the saved state: a 64-bit multiply-rotate hash (as in
-    /// FxHash) over every body's entity, position, velocity, inverse mass,
-    /// sleep state and resting time, bit by bit, in entity order. It is
+    /// FxHash) over the origin and every body's entity, position, velocity,
+    /// inverse mass, sleep state and resting time, bit by bit, in entity
+    /// order. It is
     /// defined here, not by the standard library, so equal states give equal
     /// checksums on every platform and Rust version.
     ///
@@ -323,6 +392,9 @@ impl PhysicsSnapshot {
     /// ```
     pub fn checksum(&self) -> u64 {
         let mut hash = WordHash::default();
+        for x in self.origin.unwrap_or(DVec3::ZERO).to_array() {
+            hash.write(x.to_bits());
+        }
         for state in &self.bodies {
             hash.write(state.entity.to_bits());
             hash.write_body(&state.body);
@@ -339,6 +411,17 @@ impl PhysicsSnapshot {
 pub(crate) fn body_checksum(body: &Body) -> u64 {
     let mut hash = WordHash::default();
     hash.write_body(body);
+    hash.finish()
+}
+
+/// A checksum of the origin's position, for a rollback session's
+/// checksum.
+#[cfg(feature = "ggrs")]
+pub(crate) fn origin_checksum(origin: &PhysicsOrigin) -> u64 {
+    let mut hash = WordHash::default();
+    for x in origin.position.to_array() {
+        hash.write(x.to_bits());
+    }
     hash.finish()
 }
 

@@ -22,6 +22,7 @@
 //!   scatter               each Body and PositionHistory written once
 //!   report_invalid_bodies freeze and report bodies that went non-finite
 //!   update_sleep          resting islands fall asleep
+//!   float_origin          the origin follows a FloatingOrigin, by whole cells
 //! ```
 //!
 //! A pass runs its four stages directly when no system of yours sits in

@@ -29,6 +29,7 @@ const LAYERS: &[&[&str]] = &[
         "diagnostics",
         "forces",
         "islands",
+        "origin",
         "spring",
         "prelude",
     ],

@@ -275,3 +275,57 @@ fn synctest_catches_a_step_that_is_not_deterministic() {
         "the mismatch went unnoticed"
     );
 }
+
+/// A probe flying through cells of 8 m carries the floating origin, a ball
+/// rests on the ground and a spring pair tumbles: every shift moves the
+/// origin, the plane and the bodies, and re-simulated frames must shift
+/// the same (the origin and the planes are rolled back).
+fn flight(mut commands: Commands) {
+    commands.insert_resource(PhysicsOrigin::default().with_cell(8.0));
+    commands.spawn((GroundPlane::horizontal(-1.0), Rollback));
+    commands.spawn((
+        Body::new(1.0).with_position(Vec3::new(0.0, -0.5, 0.0)),
+        Radius(0.5),
+        Rollback,
+    ));
+    commands.spawn((
+        Body::new(1.0)
+            .with_position(Vec3::new(0.0, 3.0, 0.0))
+            .with_velocity(Vec3::new(12.0, 6.0, -5.0)),
+        FloatingOrigin,
+        Rollback,
+    ));
+    let a = commands
+        .spawn((
+            Body::new(1.0)
+                .with_position(Vec3::new(2.0, 1.0, 0.0))
+                .with_velocity(Vec3::new(3.0, 2.0, 0.0)),
+            Rollback,
+        ))
+        .id();
+    let b = commands
+        .spawn((
+            Body::new(1.0).with_position(Vec3::new(2.5, 1.0, 0.0)),
+            Rollback,
+        ))
+        .id();
+    commands.spawn((Spring::new(a, b, 0.4, 100.0), Rollback));
+}
+
+static SHIFT_MISMATCH: AtomicBool = AtomicBool::new(false);
+
+#[test]
+fn synctest_with_origin_shifts_has_no_mismatch() {
+    let mut app = synctest_app(&SHIFT_MISMATCH);
+    app.add_systems(Startup, flight);
+    for _ in 0..300 {
+        app.update();
+    }
+    assert!(
+        !SHIFT_MISMATCH.load(Ordering::SeqCst),
+        "SyncTest found a mismatch"
+    );
+    let origin = app.world().resource::<PhysicsOrigin>().position;
+    // 12 m/s for 5 s, in cells of 8 m.
+    assert!(origin.x >= 48.0, "the origin moved: {origin}");
+}

@@ -452,6 +452,82 @@ fn ropes_hang_from_their_anchors() {
 
 /// Beads stay on their rings: every bead pixel (awake or asleep colour) is
 /// within a bead's radius of one of the three rings.
+/// The rocket flies 1 000 km in 10 s towing a rope of rods: with the
+/// floating origin on, the origin follows it in cells of 512 m and the
+/// rods keep their length to millimetres; with it off (the second run),
+/// the rocket is 1 000 km from local zero and the rods are centimetres off.
+/// Both draw the rocket at the centre of the window, the rope beside it.
+#[test]
+fn rocket_flies_a_thousand_kilometres() {
+    let Some(images) = captures(
+        "rocket",
+        &["examples/rocket.rs"],
+        660,
+        &[&[], &["--no-floating-origin"]],
+    ) else {
+        return;
+    };
+    let flight = |run: usize| -> Vec<(String, f64)> {
+        let log = std::fs::read_to_string(folder().join(format!("rocket-{run}.log"))).unwrap();
+        let line = log
+            .lines()
+            .filter_map(|line| line.split_once("FLIGHT ").map(|(_, f)| f.to_string()))
+            .next_back()
+            .expect("the example reports its flight");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        words
+            .chunks(2)
+            .map(|pair| (pair[0].to_string(), pair[1].parse().unwrap()))
+            .collect()
+    };
+    let get = |words: &[(String, f64)], key: &str| {
+        words
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|&(_, v)| v)
+            .unwrap()
+    };
+    let (on, off) = (flight(1), flight(2));
+    eprintln!("floating origin on: {on:?}\noff: {off:?}");
+    for words in [&on, &off] {
+        assert!(get(words, "world") >= 1.0e6, "it flew 1 000 km: {words:?}");
+    }
+    assert!(get(&on, "local").abs() <= 512.0, "{on:?}");
+    assert!(get(&on, "shifts") >= 600.0, "{on:?}");
+    assert!(get(&on, "worst") <= 0.01, "rods within 1 cm: {on:?}");
+    assert_eq!(get(&off, "shifts"), 0.0, "{off:?}");
+    assert!(get(&off, "local") >= 1.0e6, "{off:?}");
+    assert!(
+        get(&off, "worst") > 5.0 * get(&on, "worst"),
+        "precision lost without the floating origin: {off:?}"
+    );
+    // Outside the physics panel (top left) and the readout (top right).
+    let scene = |&(x, y): &(u32, u32)| !((x < 380 && y < 580) || (x > 740 && y < 160));
+    for (run, image) in images.iter().enumerate() {
+        assert_not_blank("rocket", image);
+        let rocket: Vec<(u32, u32)> = pixels_of(image, &[Color::srgb(0.85, 0.88, 0.95)], 20)
+            .into_iter()
+            .filter(scene)
+            .collect();
+        let pod = pixels_of(image, &[Color::srgb(0.35, 0.7, 0.95)], 20);
+        assert!(
+            rocket.len() > 100,
+            "run {run}: the rocket: {} pixels",
+            rocket.len()
+        );
+        assert!(pod.len() > 100, "run {run}: the pod: {} pixels", pod.len());
+        let (cx, cy) = (WIDTH as f32 / 2.0, HEIGHT as f32 / 2.0);
+        let near_centre = rocket
+            .iter()
+            .filter(|&&(x, y)| (x as f32 - cx).hypot(y as f32 - cy) < 60.0)
+            .count();
+        assert!(
+            near_centre * 2 > rocket.len(),
+            "run {run}: the camera follows the rocket"
+        );
+    }
+}
+
 #[test]
 fn beads_stay_on_their_rings() {
     // As in `examples/custom_constraint.rs`.

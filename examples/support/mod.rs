@@ -30,6 +30,12 @@ pub fn camera(pixels_per_metre: f32, centre: Vec2) -> impl Bundle {
     )
 }
 
+/// Whether the screenshot tests run the example (`EULER_CAPTURE` is set).
+#[allow(dead_code)]
+pub fn capturing() -> bool {
+    std::env::var_os("EULER_CAPTURE").is_some()
+}
+
 /// Frames after which the capture gives up waiting for the screenshot.
 const PATIENCE: u32 = 600;
 

@@ -540,6 +540,28 @@ impl GroundPlane {
         self
     }
 
+    /// The unit normal the plane is solved with, or `None` when
+    /// [`GroundPlane::normal`] is zero or not finite (the plane is then
+    /// ignored). A normal of any other length is normalised, scaled first
+    /// so that very long or very short ones neither overflow nor vanish.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert_eq!(GroundPlane::new(Vec3::new(0.0, 3.0, 0.0), 0.0).unit_normal(), Some(Vec3::Y));
+    /// assert_eq!(GroundPlane::new(Vec3::ZERO, 0.0).unit_normal(), None);
+    /// ```
+    pub fn unit_normal(&self) -> Option<Vec3> {
+        let n = self.normal;
+        let n = if n.length_squared().is_normal() {
+            n
+        } else {
+            n / n.abs().max_element()
+        };
+        let n = n.normalize_or_zero();
+        (n != Vec3::ZERO).then_some(n)
+    }
+
     /// With friction coefficient `μ` (negative reads as 0).
     ///
     /// ```

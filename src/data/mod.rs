@@ -4,7 +4,8 @@
 //!
 //! Its files depend on each other bottom up: `requests` (the solver's marks
 //! on entities and what hooks ask of it), `settings`, `forces`, `islands`,
-//! `issues`, `drawing`, `body`, `joins`, `constraints`.
+//! `issues`, `drawing`, `body`, `joins`, `constraints`; `origin` stands
+//! apart (it imports none of them).
 
 pub(crate) mod body;
 pub(crate) mod constraints;
@@ -13,5 +14,6 @@ pub(crate) mod forces;
 pub(crate) mod islands;
 pub(crate) mod issues;
 pub(crate) mod joins;
+pub(crate) mod origin;
 pub(crate) mod requests;
 pub(crate) mod settings;

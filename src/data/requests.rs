@@ -85,6 +85,10 @@ pub(crate) struct SolverRequests {
     /// The state was restored wholesale (a snapshot, a rollback): sleeping
     /// islands may exist that the solver does not know of yet.
     pub resynced: bool,
+    /// Ground planes changed up to this tick were put back by a restore
+    /// (a snapshot, a rollback), which touches nothing; taken by the next
+    /// wake scan.
+    pub quiet_since: Option<Tick>,
 }
 
 impl SolverRequests {

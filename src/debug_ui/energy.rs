@@ -4,6 +4,7 @@ use core::iter::Sum;
 use core::ops::{Add, AddAssign};
 use std::collections::VecDeque;
 
+use bevy::math::DVec3;
 use bevy::platform::time::Instant;
 use bevy::prelude::*;
 
@@ -13,6 +14,7 @@ use super::stats::StepClock;
 use crate::body::Body;
 use crate::diagnostics::PhysicsError;
 use crate::forces::Gravity;
+use crate::origin::PhysicsOrigin;
 use crate::spring::Spring;
 
 /// Mechanical energy, in joules, split by kind.
@@ -71,6 +73,23 @@ impl Energy {
     /// assert_eq!(Energy::of_body(&body, Vec3::ZERO).kinetic, 0.5 * 4.0 * 9.0);
     /// ```
     pub fn of_body(body: &Body, g: Vec3) -> Self {
+        Self::of_body_at(body, g, DVec3::ZERO)
+    }
+
+    /// [`Energy::of_body`] with local zero at `origin` in the world
+    /// ([`PhysicsOrigin::position`]): its height counts, so an origin
+    /// shift leaves the energy as it was.
+    ///
+    /// ```
+    /// # use bevy::math::DVec3;
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let body = Body::new(2.0).with_position(Vec3::new(0.0, -24.0, 0.0));
+    /// let g = Vec3::new(0.0, -10.0, 0.0);
+    /// let e = Energy::of_body_at(&body, g, DVec3::new(0.0, 1024.0, 0.0));
+    /// assert_eq!(e.gravity, 2.0 * 10.0 * 1000.0);
+    /// ```
+    pub fn of_body_at(body: &Body, g: Vec3, origin: DVec3) -> Self {
         let finite = body.position.is_finite() && body.velocity.is_finite();
         if !(finite && body.inv_mass > 0.0 && body.inv_mass.is_finite()) {
             return Self::default();
@@ -80,7 +99,7 @@ impl Energy {
         Self {
             kinetic: 0.5 * mass * v.length_squared(),
             spring: 0.0,
-            gravity: -mass * g.as_dvec3().dot(body.position.as_dvec3()),
+            gravity: -mass * g.as_dvec3().dot(origin + body.position.as_dvec3()),
         }
     }
 
@@ -106,7 +125,8 @@ impl Energy {
     }
 
     /// The energy of every body and spring in `world`, with its
-    /// [`Gravity`] (the default when there is none). A spring whose end is
+    /// [`Gravity`] (the default when there is none), heights counted from
+    /// the world's zero ([`PhysicsOrigin`]). A spring whose end is
     /// missing or has no [`Body`] counts nothing, and so do bodies and
     /// springs with a [`PhysicsError`] (they are out of the step). The debug
     /// plugin's mouse drag (its anchor and spring) is left out: it is a
@@ -127,13 +147,16 @@ impl Energy {
             .copied()
             .unwrap_or_default()
             .0;
+        let origin = world
+            .get_resource::<PhysicsOrigin>()
+            .map_or(DVec3::ZERO, |origin| origin.position);
         let mut bodies = world.query_filtered::<&Body, Counted>();
         let mut springs = world.query_filtered::<&Spring, Counted>();
         let mut all = world.query_filtered::<&Body, Without<PhysicsError>>();
         let world: &World = world;
         let (bodies, springs, all) = (bodies.query(world), springs.query(world), all.query(world));
         let position = |entity| all.get(entity).ok().map(|b| b.position);
-        sum(bodies.iter(), springs.iter(), position, g)
+        sum(bodies.iter(), springs.iter(), position, (g, origin))
     }
 }
 
@@ -141,14 +164,14 @@ impl Energy {
 type Counted = (Without<DragPart>, Without<PhysicsError>);
 
 /// The energy of `bodies` and `springs`, where `position` finds a spring
-/// end's position.
+/// end's position, under gravity `g` with local zero at `origin`.
 fn sum<'a>(
     bodies: impl Iterator<Item = &'a Body>,
     springs: impl Iterator<Item = &'a Spring>,
     position: impl Fn(Entity) -> Option<Vec3>,
-    g: Vec3,
+    (g, origin): (Vec3, DVec3),
 ) -> Energy {
-    let mut energy: Energy = bodies.map(|body| Energy::of_body(body, g)).sum();
+    let mut energy: Energy = bodies.map(|body| Energy::of_body_at(body, g, origin)).sum();
     for spring in springs {
         if let (Some(a), Some(b)) = (position(spring.a), position(spring.b)) {
             energy += Energy::of_spring(spring, a, b);
@@ -225,7 +248,7 @@ impl EnergyHistory {
 pub(crate) fn record_energy(
     settings: Res<DebugUiSettings>,
     time: Res<Time>,
-    gravity: Option<Res<Gravity>>,
+    (gravity, origin): (Option<Res<Gravity>>, Option<Res<PhysicsOrigin>>),
     mut history: ResMut<EnergyHistory>,
     mut clock: ResMut<StepClock>,
     bodies: Query<&Body, Counted>,
@@ -241,7 +264,8 @@ pub(crate) fn record_energy(
     let start = Instant::now();
     let g = gravity.map(|g| g.0).unwrap_or(Gravity::default().0);
     let position = |entity| all.get(entity).ok().map(|b| b.position);
-    let energy = sum(bodies.iter(), springs.iter(), position, g);
+    let origin = origin.map_or(DVec3::ZERO, |origin| origin.position);
+    let energy = sum(bodies.iter(), springs.iter(), position, (g, origin));
     history.push(
         EnergySample {
             time: time.elapsed_secs_f64(),

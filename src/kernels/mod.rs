@@ -8,6 +8,7 @@
 pub mod broad;
 pub mod constraints;
 pub mod integrate;
+pub mod origin;
 pub mod parts;
 pub mod springs;
 pub mod stability;

@@ -240,18 +240,11 @@ fn gather_extras(
 }
 
 /// A plane as the passes use it, or `None` (with nothing stepped against
-/// it) when its normal is zero or not finite or its offset is not finite.
-/// A normal of any other length is normalised, scaled first so that very
-/// long or very short ones neither overflow nor vanish.
+/// it) when it has no [unit normal](GroundPlane::unit_normal) or its offset
+/// is not finite.
 fn plane_row(plane: &GroundPlane) -> Option<PlaneRow> {
-    let n = plane.normal;
-    let n = if n.length_squared().is_normal() {
-        n
-    } else {
-        n / n.abs().max_element()
-    };
-    let normal = Vec3A::from(n.normalize_or_zero());
-    (normal != Vec3A::ZERO && plane.offset.is_finite()).then(|| PlaneRow {
+    let normal = Vec3A::from(plane.unit_normal()?);
+    plane.offset.is_finite().then(|| PlaneRow {
         normal,
         offset: plane.offset,
         restitution: plane.restitution.clamp(0.0, 1.0),

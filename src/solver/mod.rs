@@ -49,6 +49,7 @@ use crate::kernels::springs::SpringRow;
 pub(crate) mod contacts;
 pub(crate) mod frequency;
 pub(crate) mod gather;
+pub(crate) mod origin;
 pub(crate) mod par;
 pub(crate) mod pass;
 pub(crate) mod rebuild;

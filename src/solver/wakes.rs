@@ -39,7 +39,12 @@ pub(crate) fn detect_wakes(
             WakeCause::ConstraintChanged(entity),
         );
     }
-    if let Some(entity) = changed.planes.iter().next() {
+    // A plane put back by a restore is no edit.
+    let quiet = requests.quiet_since.take();
+    let edited = changed.planes.iter().find(|(_, plane)| {
+        quiet.is_none_or(|since| plane.last_changed().is_newer_than(since, ticks.this_run()))
+    });
+    if let Some((entity, _)) = edited {
         requests.wake(WakeTarget::All, WakeCause::ConstraintChanged(entity));
     }
     if !any_sleeping {
@@ -96,5 +101,5 @@ pub(crate) fn detect_wakes(
 #[derive(bevy::ecs::system::SystemParam)]
 pub(crate) struct ChangedConstraints<'w, 's> {
     radii: Query<'w, 's, Entity, Changed<Radius>>,
-    planes: Query<'w, 's, Entity, Changed<GroundPlane>>,
+    planes: Query<'w, 's, (Entity, Ref<'static, GroundPlane>), Changed<GroundPlane>>,
 }
