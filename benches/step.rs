@@ -49,7 +49,7 @@ fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
 fn plugin_app_with(ropes: usize, links: usize, parallel: bool, watched: bool) -> App {
     let mut app = bench_app(parallel);
     if watched {
-        for set in PhysicsSystems::SUBSTEP {
+        for set in SubstepSystems::ALL {
             app.add_systems(PhysicsSubstep, watch.in_set(set));
         }
     }

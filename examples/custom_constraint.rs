@@ -2,7 +2,7 @@
 //!
 //! `cargo run --release --example custom_constraint`
 //!
-//! A constraint is a system in `PhysicsSystems::SolveConstraints` (in the
+//! A constraint is a system in `SubstepSystems::SolveConstraints` (in the
 //! `PhysicsSubstep` schedule). It runs after the velocity update and before
 //! the position update, once per pass, and changes velocities so that the
 //! coming drift `x ← x + h·v` keeps the rule. `SubstepBodies` gives it the
@@ -47,13 +47,13 @@ fn main() {
         .add_systems(Startup, setup)
         .add_systems(
             PhysicsSubstep,
-            stay_on_ring.in_set(PhysicsSystems::SolveConstraints),
+            stay_on_ring.in_set(SubstepSystems::SolveConstraints),
         )
         .add_systems(
             Update,
             (
-                flick.before(PhysicsSystems::Interpolate),
-                draw.after(PhysicsSystems::Interpolate),
+                flick.before(InterpolationSystems::Interpolate),
+                draw.after(InterpolationSystems::Interpolate),
             ),
         )
         .run();

@@ -82,7 +82,7 @@ fn main() {
             Update,
             (
                 controls.run_if(not(egui_wants_any_keyboard_input)),
-                (show_sleep, draw_bones).after(PhysicsSystems::Interpolate),
+                (show_sleep, draw_bones).after(InterpolationSystems::Interpolate),
             ),
         )
         .add_systems(EguiPrimaryContextPass, panel)

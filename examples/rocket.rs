@@ -104,7 +104,7 @@ fn main() {
                 controls,
                 (follow, draw, readout)
                     .chain()
-                    .after(PhysicsSystems::Interpolate),
+                    .after(InterpolationSystems::Interpolate),
             ),
         )
         .run();

@@ -73,7 +73,7 @@ fn main() {
             Update,
             (
                 controls.run_if(not(egui_wants_any_keyboard_input)),
-                (show_sleep, draw_springs).after(PhysicsSystems::Interpolate),
+                (show_sleep, draw_springs).after(InterpolationSystems::Interpolate),
             ),
         )
         .add_systems(EguiPrimaryContextPass, panel)

@@ -3,7 +3,7 @@
 //! planes ([`GroundPlane`]) and with each other.
 //!
 //! Both are solved on velocities, in
-//! [`PhysicsSystems::SolveConstraints`](crate::PhysicsSystems::SolveConstraints):
+//! [`SubstepSystems::SolveConstraints`](crate::SubstepSystems::SolveConstraints):
 //! after the kick, before the drift. Each pass runs
 //! [`ConstraintSettings::iterations`] rounds of sequential impulses over the
 //! pass's rods and contacts, in a fixed order (so results do not depend on

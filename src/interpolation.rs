@@ -1,7 +1,7 @@
 //! Drawing bodies between fixed steps.
 //!
 //! The simulation advances in fixed steps; frames come when they come. Each
-//! frame, [`PhysicsSystems::Interpolate`](crate::PhysicsSystems) sets
+//! frame, [`InterpolationSystems::Interpolate`](crate::InterpolationSystems::Interpolate) sets
 //! `Transform::translation` to `lerp(previous, current, α)` where `previous`
 //! ([`PositionHistory`]) and `current` ([`Body::position`]) are the body's
 //! positions at the start and end of the last fixed step and
@@ -38,7 +38,7 @@ type Drawn = (
 /// Where to draw bodies this frame: between the start and the end of the
 /// last fixed step, at `Time<Fixed>::overstep_fraction()`; or, for a body
 /// your code moved since that step ended (a teleport), where it is, with no
-/// streak. [`PhysicsSystems::Interpolate`](crate::PhysicsSystems) draws
+/// streak. [`InterpolationSystems::Interpolate`](crate::InterpolationSystems::Interpolate) draws
 /// every body's `Transform` this way; use this to draw a body yourself.
 ///
 /// It reads every body's [`Body`] and [`PositionHistory`], so a system
@@ -134,7 +134,7 @@ fn drawn(
     }
 }
 
-/// [`PhysicsSystems::Interpolate`](crate::PhysicsSystems).
+/// [`InterpolationSystems::Interpolate`](crate::InterpolationSystems::Interpolate).
 pub(crate) fn interpolate(
     time: Res<Time<Fixed>>,
     settings: Res<PhysicsSettings>,

@@ -33,7 +33,7 @@
 //! then position with the new velocity. Every pass runs on the solver's own
 //! arrays, and each [`Body`] is written once at the end of the fixed step;
 //! systems of yours in the [`PhysicsSubstep`] sets run between the stages,
-//! with the pass's bodies copied out to their components for them. See [`body`] for the maths, [`PhysicsSystems`] and
+//! with the pass's bodies copied out to their components for them. See [`body`] for the maths, [`PhysicsSystems`], [`SubstepSystems`] and
 //! [`SubstepBodies`] for where your own forces and constraints go,
 //! [`islands`] for substeps, stability and sleeping, and [`interpolation`]
 //! for how bodies are drawn between steps.
@@ -49,9 +49,9 @@
 //!
 //! # Features
 //!
-//! The library itself needs none: with `default-features = false` it builds
-//! without any rendering, windowing, GPU, egui or networking crate. The
-//! default features add, for games and the bundled examples:
+//! None is on by default: the physics alone builds without any rendering,
+//! windowing, GPU, egui, networking or file-watching crate. Each feature
+//! adds, for games and the bundled examples:
 //!
 //! - `render`: a window, 2D rendering, UI text and gizmos (for the examples);
 //! - `debug-ui`: the `debug_ui` module, `EulerPhysicsDebugPlugin` (an egui
@@ -105,7 +105,10 @@ pub use constraints::{
     AngleLimit, CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint,
     DistanceLimit, GroundPlane, Radius,
 };
-pub use data::settings::{PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems};
+pub use data::settings::{
+    InterpolationSystems, PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems,
+    SubstepSystems,
+};
 #[cfg(feature = "debug-ui")]
 pub use debug_ui::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};
 pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
@@ -131,12 +134,13 @@ pub mod prelude {
     pub use crate::{
         AccumulatedForce, AngleLimit, AutoSubsteps, Body, CollisionGroups, ConstantForce,
         ConstraintSettings, ContactMaterial, Damping, DistanceConstraint, DistanceLimit,
-        DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, Gravity, GroundPlane, Island,
-        IslandCommands, IslandSlept, IslandWoke, OriginShifted, PhysicsError, PhysicsIssue,
-        PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep, PhysicsSubstep,
-        PhysicsSystems, PhysicsWarning, PositionHistory, Radius, RestTime, ShiftWithOrigin,
-        SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring, SpringFrequency,
-        SubstepBodies, Substeps, TransformSyncDisabled, WakeCause, physics_checksum,
+        DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, Gravity, GroundPlane,
+        InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke, OriginShifted,
+        PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep,
+        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius, RestTime,
+        ShiftWithOrigin, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring,
+        SpringFrequency, SubstepBodies, SubstepSystems, Substeps, TransformSyncDisabled, WakeCause,
+        physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

@@ -21,9 +21,11 @@ use crate::data::joins::{Spring, SpringFrequency};
 use crate::data::origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
 use crate::data::requests::{Island, SolverRequests, WakeCause};
 use crate::data::settings::{
-    PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems, age_step_end,
+    InterpolationSystems, PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems,
+    SubstepSystems, age_step_end,
 };
 use crate::interpolation;
+use crate::snapshot::{BodyState, PhysicsSnapshot};
 use crate::solver::{
     SolverState, contacts, frequency, gather, origin, rebuild, report, scatter, sleep, wakes,
 };
@@ -53,9 +55,9 @@ pub struct EulerPhysicsPlugin;
 
 impl Plugin for EulerPhysicsPlugin {
     fn build(&self, app: &mut App) {
-        use PhysicsSystems::{
-            AccumulateForces, Finish, IntegratePositions, IntegrateVelocities, Interpolate,
-            Prepare, SolveConstraints, Step,
+        use PhysicsSystems::{Finish, Prepare, Step};
+        use SubstepSystems::{
+            AccumulateForces, IntegratePositions, IntegrateVelocities, SolveConstraints,
         };
 
         app.init_resource::<Gravity>()
@@ -109,6 +111,8 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<FloatingOrigin>()
             .register_type::<ShiftWithOrigin>()
             .register_type::<OriginShifted>()
+            .register_type::<PhysicsSnapshot>()
+            .register_type::<BodyState>()
             // The tick the last step ended at stays comparable as the
             // world's ticks wrap.
             .add_observer(age_step_end);
@@ -184,6 +188,9 @@ impl Plugin for EulerPhysicsPlugin {
                     built_in::<4>.in_set(BuiltIn::End),
                 ),
             )
-            .add_systems(Update, interpolation::interpolate.in_set(Interpolate));
+            .add_systems(
+                Update,
+                interpolation::interpolate.in_set(InterpolationSystems::Interpolate),
+            );
     }
 }

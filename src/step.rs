@@ -39,7 +39,7 @@ use bevy::prelude::*;
 use crate::data::body::Stepped;
 use crate::data::constraints::ConstraintSettings;
 use crate::data::forces::Gravity;
-use crate::data::settings::{PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems};
+use crate::data::settings::{PhysicsSettings, PhysicsStep, PhysicsSubstep, SubstepSystems};
 use crate::solver::SolverState;
 use crate::solver::pass::{Pass, Stage};
 use crate::solver::report::checked_gravity;
@@ -77,11 +77,11 @@ pub(crate) enum BuiltIn {
 
 impl BuiltIn {
     /// Each built-in set, then the set of yours that follows it.
-    pub const CHAIN: [(BuiltIn, Option<PhysicsSystems>); 5] = [
-        (BuiltIn::Forces, Some(PhysicsSystems::AccumulateForces)),
-        (BuiltIn::Kick, Some(PhysicsSystems::IntegrateVelocities)),
-        (BuiltIn::Constraints, Some(PhysicsSystems::SolveConstraints)),
-        (BuiltIn::Drift, Some(PhysicsSystems::IntegratePositions)),
+    pub const CHAIN: [(BuiltIn, Option<SubstepSystems>); 5] = [
+        (BuiltIn::Forces, Some(SubstepSystems::AccumulateForces)),
+        (BuiltIn::Kick, Some(SubstepSystems::IntegrateVelocities)),
+        (BuiltIn::Constraints, Some(SubstepSystems::SolveConstraints)),
+        (BuiltIn::Drift, Some(SubstepSystems::IntegratePositions)),
         (BuiltIn::End, None),
     ];
 }

@@ -47,8 +47,8 @@ use crate::data::settings::PhysicsStep;
 /// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin)).add_systems(
 ///     PhysicsSubstep,
 ///     (
-///         air_drag.in_set(PhysicsSystems::AccumulateForces),
-///         floor.in_set(PhysicsSystems::SolveConstraints),
+///         air_drag.in_set(SubstepSystems::AccumulateForces),
+///         floor.in_set(SubstepSystems::SolveConstraints),
 ///     ),
 /// );
 /// let body = app

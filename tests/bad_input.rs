@@ -295,7 +295,7 @@ fn state_turning_non_finite_during_a_step_is_frozen() {
     let before = body(&app, victim).position;
     app.insert_resource(Poison(victim)).add_systems(
         PhysicsSubstep,
-        poison_once.in_set(PhysicsSystems::AccumulateForces),
+        poison_once.in_set(SubstepSystems::AccumulateForces),
     );
     step(&mut app, 60);
     assert_one_warning(&app, victim, |i| {

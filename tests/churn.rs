@@ -136,7 +136,7 @@ fn churned(watched: bool) -> App {
     app.insert_resource(Dice(7))
         .add_systems(FixedUpdate, churn.in_set(PhysicsSystems::Prepare));
     if watched {
-        for set in PhysicsSystems::SUBSTEP {
+        for set in SubstepSystems::ALL {
             app.add_systems(PhysicsSubstep, watch.in_set(set));
         }
     }

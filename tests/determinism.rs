@@ -125,7 +125,7 @@ fn run(parallel_threshold: usize, scheduled: bool) -> u64 {
     if scheduled {
         app.add_systems(
             PhysicsSubstep,
-            swirl.in_set(PhysicsSystems::AccumulateForces),
+            swirl.in_set(SubstepSystems::AccumulateForces),
         );
     } else {
         app.add_systems(

@@ -189,7 +189,7 @@ fn substep_bodies_yield_each_island_once_per_pass() {
     let mut app = app();
     app.init_resource::<Visits>().add_systems(
         PhysicsSubstep,
-        visit.in_set(PhysicsSystems::AccumulateForces),
+        visit.in_set(SubstepSystems::AccumulateForces),
     );
     let anchor = spawn(&mut app, Body::fixed(Vec3::ZERO));
     let fine = spawn(

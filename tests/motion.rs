@@ -235,7 +235,7 @@ fn solve_constraints_sees_new_velocities_and_old_positions() {
     set_gravity(&mut app, g);
     app.init_resource::<Seen>().add_systems(
         PhysicsSubstep,
-        record.in_set(PhysicsSystems::SolveConstraints),
+        record.in_set(SubstepSystems::SolveConstraints),
     );
     let x0 = Vec3::new(0.0, 10.0, 0.0);
     let v0 = Vec3::new(1.0, 0.0, 0.0);
@@ -264,7 +264,7 @@ fn velocities_written_in_the_hook_drive_the_drift() {
     let mut app = app();
     app.add_systems(
         PhysicsSubstep,
-        stop_everything.in_set(PhysicsSystems::SolveConstraints),
+        stop_everything.in_set(SubstepSystems::SolveConstraints),
     );
     let x0 = Vec3::new(0.0, 10.0, 0.0);
     let e = spawn(
@@ -288,7 +288,7 @@ fn user_forces_accelerate_by_f_over_m() {
     set_gravity(&mut app, Vec3::ZERO);
     app.add_systems(
         PhysicsSubstep,
-        push_x.in_set(PhysicsSystems::AccumulateForces),
+        push_x.in_set(SubstepSystems::AccumulateForces),
     );
     let e = spawn(
         &mut app,
@@ -425,7 +425,7 @@ fn a_force_gives_the_same_impulse_at_any_substep_count() {
             if in_pass {
                 app.add_systems(
                     PhysicsSubstep,
-                    push_in_each_pass.in_set(PhysicsSystems::AccumulateForces),
+                    push_in_each_pass.in_set(SubstepSystems::AccumulateForces),
                 );
             } else {
                 app.add_systems(
@@ -462,7 +462,7 @@ fn a_substep_system_added_later_runs_from_the_next_step() {
     step(&mut app, 5);
     app.add_systems(
         PhysicsSubstep,
-        count_passes.in_set(PhysicsSystems::IntegrateVelocities),
+        count_passes.in_set(SubstepSystems::IntegrateVelocities),
     );
     step(&mut app, 4);
     assert_eq!(app.world().resource::<Passes>().0, 4 * 3);

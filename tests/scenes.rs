@@ -1,13 +1,21 @@
 //! Joins hold entities: copied into another world through reflection, with
-//! the entity mapping a scene loader applies, a rope's springs and rods
-//! point at the copies of their bodies, and the copy steps to the same bits.
+//! the entity mapping a scene loader applies, or saved to a `DynamicWorld`
+//! (Bevy's dynamic scene), written out as RON, read back and spawned into a
+//! fresh world, a rope's springs and rods point at the copies of their
+//! bodies, and the copy steps to the same bits.
 
 mod common;
 
+use std::any::TypeId;
+
+use bevy::asset::{AssetPath, LoadFromPath, UntypedHandle};
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
+use bevy::world_serialization::serde::WorldDeserializer;
+use bevy::world_serialization::{DynamicWorld, DynamicWorldBuilder};
 use bevy_euler_physics::prelude::*;
 use common::*;
+use serde::de::DeserializeSeed;
 
 /// A rope of springs, one rod, under a fixed anchor.
 fn rope(app: &mut App) -> Vec<Entity> {
@@ -97,6 +105,70 @@ fn a_rope_copied_with_its_entities_mapped_steps_to_the_same_bits() {
     for &e in &entities {
         if let Some(&body) = original.world().get::<Body>(e) {
             assert_eq!(body, *copy_app.world().get::<Body>(map[&e]).unwrap(), "{e}");
+        }
+    }
+}
+
+/// The rope holds no asset handles: nothing is loaded.
+struct NoAssets;
+
+impl LoadFromPath for NoAssets {
+    fn load_from_path_erased(&mut self, _: TypeId, path: AssetPath<'static>) -> UntypedHandle {
+        panic!("the rope holds no asset, yet {path} was asked for")
+    }
+}
+
+/// A rope saved to a `DynamicWorld` (every reflected component of its
+/// entities), written out as RON text, read back and spawned into a fresh
+/// world whose entity ids differ: its joins point at the new bodies, and
+/// 60 steps later every body has the same bits as the original's.
+#[test]
+fn a_rope_saved_as_a_dynamic_world_and_loaded_steps_to_the_same_bits() {
+    let mut original = app();
+    let entities = rope(&mut original);
+    step(&mut original, 10);
+    let registry = original.world().resource::<AppTypeRegistry>().clone();
+    let text = DynamicWorldBuilder::from_world(original.world(), &registry.read())
+        .extract_entities(entities.iter().copied())
+        .build()
+        .serialize(&registry.read())
+        .expect("the rope serializes");
+    assert!(text.contains("Spring") && text.contains("DistanceConstraint"));
+
+    let mut loaded = app();
+    for _ in 0..7 {
+        loaded.world_mut().spawn_empty();
+    }
+    let registry = loaded.world().resource::<AppTypeRegistry>().clone();
+    let scene: DynamicWorld = {
+        let mut reader = ron::Deserializer::from_str(&text).expect("RON");
+        WorldDeserializer {
+            type_registry: &registry.read(),
+            load_from_path: &mut NoAssets,
+        }
+        .deserialize(&mut reader)
+        .expect("the rope reads back")
+    };
+    let mut map = EntityHashMap::default();
+    scene
+        .write_to_world(loaded.world_mut(), &mut map)
+        .expect("the rope spawns");
+    for &e in &entities {
+        assert_ne!(map[&e], e, "the copy has other ids");
+        if let Some(spring) = original.world().get::<Spring>(e) {
+            let copied = loaded.world().get::<Spring>(map[&e]).unwrap();
+            assert_eq!((copied.a, copied.b), (map[&spring.a], map[&spring.b]));
+        }
+        if let Some(rod) = original.world().get::<DistanceConstraint>(e) {
+            let copied = loaded.world().get::<DistanceConstraint>(map[&e]).unwrap();
+            assert_eq!((copied.a, copied.b), (map[&rod.a], map[&rod.b]));
+        }
+    }
+    step(&mut original, 60);
+    step(&mut loaded, 60);
+    for &e in &entities {
+        if let Some(&body) = original.world().get::<Body>(e) {
+            assert_eq!(body, *loaded.world().get::<Body>(map[&e]).unwrap(), "{e}");
         }
     }
 }

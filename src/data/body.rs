@@ -19,7 +19,7 @@ use crate::data::requests::{
 /// it, but your code may (write `position` to drag it; a spring's damping
 /// sees the `velocity` you give it). Positions live here, not in
 /// [`Transform`]: the plugin writes `Transform::translation` from the body
-/// every frame (see [`PhysicsSystems::Interpolate`](crate::PhysicsSystems)),
+/// every frame (see [`InterpolationSystems::Interpolate`](crate::InterpolationSystems::Interpolate)),
 /// so write the body, not the transform. Writing `position` between fixed
 /// steps is a teleport: the body is drawn there at once, with no streak.
 ///

@@ -61,7 +61,7 @@ impl Gravity {
 pub struct ConstantForce(pub Vec3);
 
 /// The force, in newtons, that systems in
-/// [`PhysicsSystems::AccumulateForces`](crate::PhysicsSystems::AccumulateForces)
+/// [`SubstepSystems::AccumulateForces`](crate::SubstepSystems::AccumulateForces)
 /// add to a body during the current pass. The velocity integration consumes
 /// it and sets it back to zero, so add to it in every pass. Add to the
 /// bodies of the current pass only — through
@@ -92,7 +92,7 @@ pub struct ConstantForce(pub Vec3);
 ///
 /// App::new()
 ///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
-///     .add_systems(PhysicsSubstep, pull_to_origin.in_set(PhysicsSystems::AccumulateForces));
+///     .add_systems(PhysicsSubstep, pull_to_origin.in_set(SubstepSystems::AccumulateForces));
 /// ```
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
 #[reflect(Component, Default, Debug, PartialEq, Clone)]

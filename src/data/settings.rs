@@ -4,9 +4,12 @@ use bevy::ecs::change_detection::{CheckChangeTicks, Tick};
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
-/// The system sets of the physics step, in the order they run.
-///
-/// In [`FixedUpdate`], chained:
+/// The system sets of the physics step in [`FixedUpdate`] (or, under
+/// rollback, bevy_ggrs's `GgrsSchedule`), chained. The sets of the other
+/// schedules have their own types: [`SubstepSystems`] in
+/// [`PhysicsSubstep`], [`InterpolationSystems`] in [`Update`], so that
+/// ordering against a set of another schedule, which Bevy would silently
+/// ignore, does not come up.
 ///
 /// 1. [`Prepare`](Self::Prepare): for your systems that must run before any
 ///    body moves in this fixed step.
@@ -16,36 +19,62 @@ use bevy::prelude::*;
 ///    - runs the passes of each group of islands (see
 ///      [`PhysicsSettings::substeps`]) on the solver's arrays, writing each
 ///      [`Body`](crate::Body) once at the end; systems of yours in the
-///      [`PhysicsSubstep`] sets run between a pass's stages;
-///    - reports and freezes invalid or non-finite state, and puts resting
-///      islands to sleep.
+///      [`SubstepSystems`] sets run between a pass's stages;
+///    - reports and freezes invalid or non-finite state, puts resting
+///      islands to sleep and moves the [origin](crate::origin).
 ///
 ///    The plugin's own bookkeeping runs inside this one system, on
 ///    single-threaded schedules, so that a fixed step costs one hand-off of
 ///    Bevy's multi-threaded executor rather than one per system.
 /// 3. [`Finish`](Self::Finish): for your systems that read the finished step.
 ///
-/// In [`PhysicsSubstep`], chained:
+/// # Example
 ///
-/// 4. [`AccumulateForces`](Self::AccumulateForces): after the spring
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// #[derive(Component)]
+/// struct Thruster(Vec3);
+///
+/// // Written before the step: acts for the whole fixed step.
+/// fn thrust(mut bodies: Query<(&Thruster, &mut AccumulatedForce)>) {
+///     for (thruster, mut force) in &mut bodies {
+///         force.0 += thruster.0;
+///     }
+/// }
+///
+/// App::new()
+///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     .add_systems(FixedUpdate, thrust.in_set(PhysicsSystems::Prepare));
+/// ```
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PhysicsSystems {
+    /// Before the step (your systems).
+    Prepare,
+    /// The step: bookkeeping, then [`PhysicsSubstep`] once per pass, then
+    /// reports.
+    Step,
+    /// After the step (your systems).
+    Finish,
+}
+
+/// The system sets of one pass, in [`PhysicsSubstep`], chained:
+///
+/// 1. [`AccumulateForces`](Self::AccumulateForces): after the spring
 ///    forces; add your own forces here, to
 ///    [`AccumulatedForce`](crate::AccumulatedForce) (taken by this pass's
 ///    kick).
-/// 5. [`IntegrateVelocities`](Self::IntegrateVelocities): after
+/// 2. [`IntegrateVelocities`](Self::IntegrateVelocities): after
 ///    `v ← v + h·(g + F·inv_mass)` and the Padé damping `v ← v / (1 + h·c)`.
-/// 6. [`SolveConstraints`](Self::SolveConstraints): the constraint hook,
+/// 3. [`SolveConstraints`](Self::SolveConstraints): the constraint hook,
 ///    after the built-in rods and contacts. Systems here see the new
 ///    velocities and the old positions, and may change `Body::velocity`.
-/// 7. [`IntegratePositions`](Self::IntegratePositions): after `x ← x + h·v`.
+/// 4. [`IntegratePositions`](Self::IntegratePositions): after `x ← x + h·v`.
 ///
 /// Each set runs after the plugin's own stage of the same name, on the
 /// pass's bodies copied out to their components for it (and read back
 /// after it); see [`PhysicsSubstep`].
-///
-/// In [`Update`]:
-///
-/// 8. [`Interpolate`](Self::Interpolate): draws each body between its last two
-///    fixed positions.
 ///
 /// # Example
 ///
@@ -69,31 +98,22 @@ use bevy::prelude::*;
 ///
 /// let mut app = App::new();
 /// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
-///     .add_systems(PhysicsSubstep, floor.in_set(PhysicsSystems::SolveConstraints));
+///     .add_systems(PhysicsSubstep, floor.in_set(SubstepSystems::SolveConstraints));
 /// ```
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PhysicsSystems {
-    /// Before the step (your systems).
-    Prepare,
-    /// The step: bookkeeping, then [`PhysicsSubstep`] once per pass, then
-    /// reports.
-    Step,
-    /// After the step (your systems).
-    Finish,
-    /// Spring forces, then your forces (in [`PhysicsSubstep`]).
+pub enum SubstepSystems {
+    /// Spring forces, then your forces.
     AccumulateForces,
-    /// The velocity kick and the damping (in [`PhysicsSubstep`]).
+    /// The velocity kick and the damping.
     IntegrateVelocities,
-    /// The constraint hook (in [`PhysicsSubstep`]).
+    /// The constraint hook.
     SolveConstraints,
-    /// The position drift (in [`PhysicsSubstep`]).
+    /// The position drift.
     IntegratePositions,
-    /// Transform interpolation (in [`Update`]).
-    Interpolate,
 }
 
-impl PhysicsSystems {
-    /// The four sets of [`PhysicsSubstep`], in the order a pass runs them.
+impl SubstepSystems {
+    /// The four sets, in the order a pass runs them.
     ///
     /// # Example
     ///
@@ -109,16 +129,45 @@ impl PhysicsSystems {
     ///
     /// let mut app = App::new();
     /// app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
-    /// for set in PhysicsSystems::SUBSTEP {
+    /// for set in SubstepSystems::ALL {
     ///     app.add_systems(PhysicsSubstep, watch.in_set(set));
     /// }
     /// ```
-    pub const SUBSTEP: [PhysicsSystems; 4] = [
-        PhysicsSystems::AccumulateForces,
-        PhysicsSystems::IntegrateVelocities,
-        PhysicsSystems::SolveConstraints,
-        PhysicsSystems::IntegratePositions,
+    pub const ALL: [SubstepSystems; 4] = [
+        SubstepSystems::AccumulateForces,
+        SubstepSystems::IntegrateVelocities,
+        SubstepSystems::SolveConstraints,
+        SubstepSystems::IntegratePositions,
     ];
+}
+
+/// The system set that draws bodies, in [`Update`]:
+/// [`Interpolate`](Self::Interpolate) sets each body's
+/// `Transform::translation` between its last two fixed positions. Run
+/// what follows a body on screen (a camera) after it.
+///
+/// # Example
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// #[derive(Component)]
+/// struct Player;
+///
+/// fn follow(
+///     player: Single<&Transform, With<Player>>,
+///     mut camera: Single<&mut Transform, (With<Camera>, Without<Player>)>,
+/// ) {
+///     camera.translation.x = player.translation.x;
+/// }
+///
+/// App::new().add_systems(Update, follow.after(InterpolationSystems::Interpolate));
+/// ```
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InterpolationSystems {
+    /// Transform interpolation.
+    Interpolate,
 }
 
 /// The schedule of one substep pass. [`PhysicsSystems::Step`] runs it
@@ -164,7 +213,7 @@ impl PhysicsSystems {
 ///
 /// App::new()
 ///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
-///     .add_systems(PhysicsSubstep, wind.in_set(PhysicsSystems::AccumulateForces));
+///     .add_systems(PhysicsSubstep, wind.in_set(SubstepSystems::AccumulateForces));
 /// ```
 #[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PhysicsSubstep;
@@ -211,7 +260,7 @@ pub struct PhysicsSettings {
     /// than it saves. The result is the same bit for bit either way.
     /// Default: 16 384.
     pub parallel_threshold: usize,
-    /// Whether [`PhysicsSystems::Interpolate`] draws bodies between their last
+    /// Whether [`InterpolationSystems::Interpolate`] draws bodies between their last
     /// two fixed positions (`true`), or at their latest fixed position
     /// (`false`: the picture then moves in steps of the fixed rate, and
     /// stutters when the frame rate and the fixed rate beat). Default: true.
@@ -311,7 +360,7 @@ impl Default for PhysicsSettings {
 ///         body.velocity = body.velocity.clamp_length_max(10.0);
 ///     }
 /// }
-/// # App::new().add_systems(PhysicsSubstep, speed_limit.in_set(PhysicsSystems::SolveConstraints));
+/// # App::new().add_systems(PhysicsSubstep, speed_limit.in_set(SubstepSystems::SolveConstraints));
 /// ```
 #[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Resource, Default, Debug, PartialEq, Clone)]

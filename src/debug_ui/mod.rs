@@ -43,7 +43,7 @@ use bevy_egui::{EguiPlugin, EguiPrimaryContextPass};
 pub use drag::pick_body;
 pub use energy::Energy;
 
-use crate::PhysicsSystems;
+use crate::{InterpolationSystems, PhysicsSystems};
 
 /// The debugging panel and gizmos: add it after `DefaultPlugins` and
 /// [`EulerPhysicsPlugin`](crate::EulerPhysicsPlugin).
@@ -90,7 +90,7 @@ impl Plugin for EulerPhysicsDebugPlugin {
             )
             .add_systems(
                 Update,
-                gizmos::draw_gizmos.after(PhysicsSystems::Interpolate),
+                gizmos::draw_gizmos.after(InterpolationSystems::Interpolate),
             )
             .add_systems(EguiPrimaryContextPass, panel::panel);
     }
