@@ -19,7 +19,6 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicIsize, Ordering};
-use std::time::Instant;
 
 use bevy::app::FixedMain;
 use bevy::math::Vec3A;
@@ -28,6 +27,7 @@ use bevy_euler_physics::prelude::*;
 
 mod common;
 use common::{H, bench_app};
+use common::{median, time};
 
 /// Bytes allocated and not yet freed.
 struct Counting;
@@ -315,19 +315,6 @@ fn apply(t: &Touch, vel: &mut [Vec3A], push: Vec3A, pair: bool) {
     } else {
         vel[t.a] += push;
     }
-}
-
-fn time(steps: usize, mut f: impl FnMut()) -> f64 {
-    let start = Instant::now();
-    for _ in 0..steps {
-        f();
-    }
-    start.elapsed().as_secs_f64()
-}
-
-fn median(mut xs: Vec<f64>) -> (f64, f64, f64) {
-    xs.sort_by(f64::total_cmp);
-    (xs[xs.len() / 2], xs[0], xs[xs.len() - 1])
 }
 
 fn main() {

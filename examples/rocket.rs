@@ -120,21 +120,7 @@ fn setup(
         link: meshes.add(Circle::new(0.07)),
         link_material: materials.add(Color::srgb(0.95, 0.8, 0.3)),
     });
-    commands.spawn((
-        Readout,
-        Text::new(""),
-        TextFont {
-            font_size: FontSize::Px(17.0),
-            ..default()
-        },
-        TextColor(Color::srgb(0.9, 0.92, 0.95)),
-        Node {
-            position_type: PositionType::Absolute,
-            top: Val::Px(12.0),
-            right: Val::Px(16.0),
-            ..default()
-        },
-    ));
+    commands.spawn((Readout, support::readout(Color::srgb(0.9, 0.92, 0.95))));
 }
 
 /// The rocket at the world's zero, the rope and the pod trailing behind.

@@ -17,6 +17,10 @@
 //!   bounds each island's fastest mode (see [`Island::load`]) and warns once
 //!   about an island past the limit of semi-implicit Euler, naming its
 //!   stiffest spring and the substep count that would make it stable.
+//! - **Implicit springs.** An island with [`ImplicitSprings`] on one of its
+//!   bodies steps its springs by linearised backward Euler instead,
+//!   stable at one pass for any stiffness ([`ImplicitSettings`] sets the
+//!   solver; the maths are in [`ImplicitSprings`]).
 //! - **Sleeping.** An island whose bodies all stayed slower than the
 //!   threshold of [`SleepSettings`] for [`SleepSettings::time_to_sleep`]
 //!   falls asleep: its bodies get [`Sleeping`], and forces, integration and
@@ -48,8 +52,8 @@
 //! ```
 
 pub use crate::data::islands::{
-    AutoSubsteps, IslandCommands, IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold,
-    Sleeping, SleepingDisabled, Substeps,
+    AutoSubsteps, ImplicitSettings, ImplicitSprings, IslandCommands, IslandSlept, IslandWoke,
+    RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Substeps,
 };
 pub use crate::data::requests::{Island, WakeCause};
 pub use crate::substep::SubstepBodies;

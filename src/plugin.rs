@@ -13,8 +13,8 @@ use crate::data::constraints::{
 use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
 use crate::data::forces::{AccumulatedForce, ConstantForce, Gravity};
 use crate::data::islands::{
-    AutoSubsteps, IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping,
-    SleepingDisabled, Substeps,
+    AutoSubsteps, ImplicitSettings, ImplicitSprings, IslandSlept, IslandWoke, RestTime,
+    SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Substeps,
 };
 use crate::data::issues::{PhysicsError, PhysicsIssue, PhysicsWarning};
 use crate::data::joins::{Spring, SpringFrequency};
@@ -70,6 +70,7 @@ impl Plugin for EulerPhysicsPlugin {
             .init_resource::<SleepSettings>()
             .init_resource::<ConstraintSettings>()
             .init_resource::<PhysicsOrigin>()
+            .init_resource::<ImplicitSettings>()
             .add_message::<PhysicsWarning>()
             .add_message::<IslandWoke>()
             .add_message::<IslandSlept>()
@@ -90,6 +91,8 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<PhysicsStep>()
             .register_type::<Substeps>()
             .register_type::<AutoSubsteps>()
+            .register_type::<ImplicitSprings>()
+            .register_type::<ImplicitSettings>()
             .register_type::<Island>()
             .register_type::<RestTime>()
             .register_type::<Sleeping>()
@@ -173,6 +176,7 @@ impl Plugin for EulerPhysicsPlugin {
                 (
                     scatter::scatter,
                     report::report_invalid_bodies,
+                    report::report_implicit,
                     sleep::update_sleep,
                     origin::float_origin,
                 )

@@ -39,6 +39,7 @@ use bevy::prelude::*;
 use crate::data::body::Stepped;
 use crate::data::constraints::ConstraintSettings;
 use crate::data::forces::Gravity;
+use crate::data::islands::ImplicitSettings;
 use crate::data::settings::{PhysicsSettings, PhysicsStep, PhysicsSubstep, SubstepSystems};
 use crate::solver::SolverState;
 use crate::solver::pass::{Pass, Stage};
@@ -128,6 +129,7 @@ pub(crate) fn run_step(world: &mut World) {
         g,
         constraints: *world.resource::<ConstraintSettings>(),
         parallel_threshold: settings.parallel_threshold,
+        cg: world.resource::<ImplicitSettings>().cg(),
     };
     let groups = {
         let mut solver = world.resource_mut::<SolverState>();

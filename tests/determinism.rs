@@ -15,9 +15,9 @@ use bevy_euler_physics::prelude::*;
 
 /// Ropes of springs with a sideways nudge, some damping, a constant force
 /// and per-pass user forces: every stage of the step does work. Ropes differ
-/// in substeps (global 2, `Substeps(3)`, automatic); every fourth is put to
-/// sleep during the run and one of those woken again. Returns each rope's
-/// first body.
+/// in substeps (global 2, `Substeps(3)`, automatic) or step their springs
+/// implicitly; every fourth is put to sleep during the run and one of
+/// those woken again. Returns each rope's first body.
 fn scene(app: &mut App, ropes: usize, links: usize) -> Vec<Entity> {
     let world = app.world_mut();
     let mut firsts = Vec::new();
@@ -43,6 +43,9 @@ fn scene(app: &mut App, ropes: usize, links: usize) -> Vec<Entity> {
                 }
                 (2, 1) => {
                     e.insert(AutoSubsteps);
+                }
+                (3, 1) => {
+                    e.insert(ImplicitSprings);
                 }
                 _ => {}
             }

@@ -528,6 +528,61 @@ fn rocket_flies_a_thousand_kilometres() {
     }
 }
 
+/// The 3D cloth (40×40 bodies, stiff springs) hangs from its corners over
+/// the ball after 4 s, at one pass of implicit springs: its largest
+/// stretch stays within 10 %, every body is finite and above the ground,
+/// and the picture shows a lit yellow cloth and the red ball, with the
+/// cloth above the ball's lowest point on screen.
+#[test]
+fn cloth_hangs_over_the_ball() {
+    let Some(image) = capture("cloth", &["examples/cloth.rs"], 240) else {
+        return;
+    };
+    assert_not_blank("cloth", &image);
+    let log = std::fs::read_to_string(folder().join("cloth.log")).unwrap();
+    let line = log
+        .lines()
+        .filter_map(|line| line.split_once("CLOTH ").map(|(_, c)| c.to_string()))
+        .next_back()
+        .expect("the example reports its cloth");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let number = |key: &str| -> f32 {
+        let at = words.iter().position(|&w| w == key).unwrap();
+        words[at + 1].parse().unwrap()
+    };
+    assert_eq!(number("passes"), 1.0, "one implicit pass: {line}");
+    assert_eq!(number("finite"), 1.0, "{line}");
+    assert!(
+        number("stretch") < 0.1,
+        "a spring stretched past 10 %: {line}"
+    );
+    assert!(
+        number("lowest") > -1.5,
+        "the cloth is above the ground: {line}"
+    );
+    // Outside the physics panel (top left) and the readout (top right).
+    let scene = |x: u32, y: u32| !((x < 380 && y < 580) || (x > 900 && y < 120));
+    let (mut cloth, mut ball) = (Vec::new(), Vec::new());
+    for (x, y, p) in image.enumerate_pixels() {
+        let [r, g, b] = p.0.map(f32::from);
+        if !scene(x, y) {
+            continue;
+        }
+        if r > 90.0 && g > 0.65 * r && b < 0.55 * g {
+            cloth.push((x, y));
+        } else if r > 90.0 && g < 0.5 * r && b < 0.5 * r {
+            ball.push((x, y));
+        }
+    }
+    assert!(cloth.len() > 5000, "the cloth: {} pixels", cloth.len());
+    assert!(ball.len() > 300, "the ball: {} pixels", ball.len());
+    let top = |pixels: &[(u32, u32)]| pixels.iter().map(|p| p.1).min().unwrap();
+    assert!(
+        top(&cloth) < top(&ball),
+        "the cloth's top edge is above the ball on screen"
+    );
+}
+
 #[test]
 fn beads_stay_on_their_rings() {
     // As in `examples/custom_constraint.rs`.

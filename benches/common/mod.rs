@@ -170,3 +170,18 @@ pub fn bench_app(parallel: bool) -> App {
     }
     app
 }
+
+/// Seconds that `steps` calls of `f` take.
+pub fn time(steps: usize, mut f: impl FnMut()) -> f64 {
+    let start = std::time::Instant::now();
+    for _ in 0..steps {
+        f();
+    }
+    start.elapsed().as_secs_f64()
+}
+
+/// The median, smallest and largest of `xs`.
+pub fn median(mut xs: Vec<f64>) -> (f64, f64, f64) {
+    xs.sort_by(f64::total_cmp);
+    (xs[xs.len() / 2], xs[0], xs[xs.len() - 1])
+}

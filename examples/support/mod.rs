@@ -19,6 +19,7 @@ use bevy::time::TimeUpdateStrategy;
 
 /// A 2D camera showing the world at `pixels_per_metre`, centred on
 /// `centre` (in metres).
+#[allow(dead_code)]
 pub fn camera(pixels_per_metre: f32, centre: Vec2) -> impl Bundle {
     (
         Camera2d,
@@ -34,6 +35,25 @@ pub fn camera(pixels_per_metre: f32, centre: Vec2) -> impl Bundle {
 #[allow(dead_code)]
 pub fn capturing() -> bool {
     std::env::var_os("EULER_CAPTURE").is_some()
+}
+
+/// A text readout in the window's top right corner, in `color`.
+#[allow(dead_code)]
+pub fn readout(color: Color) -> impl Bundle {
+    (
+        Text::new(""),
+        TextFont {
+            font_size: FontSize::Px(17.0),
+            ..default()
+        },
+        TextColor(color),
+        Node {
+            position_type: PositionType::Absolute,
+            top: Val::Px(12.0),
+            right: Val::Px(16.0),
+            ..default()
+        },
+    )
 }
 
 /// Frames after which the capture gives up waiting for the screenshot.

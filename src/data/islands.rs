@@ -59,6 +59,96 @@ pub struct Substeps(pub u32);
 #[component(on_insert = mark_dirty, on_remove = mark_dirty)]
 pub struct AutoSubsteps;
 
+/// Steps this body's island's springs implicitly, by linearised backward
+/// Euler: one pass is stable at any stiffness, where an explicit step
+/// needs `ω·h < 2` (and so more substeps as springs stiffen). Each pass
+/// solves a linear system over the island's bodies by conjugate gradients
+/// ([`ImplicitSettings`]); gravity, your forces, damping, rods, limits and
+/// contacts keep their place in the step.
+///
+/// Backward Euler takes energy out of fast modes (a stiff spring's
+/// ringing dies out within a few steps) while slow motion (a rope's
+/// swing, a soft spring's period) stays right: choose it for stiff
+/// content (cloth, hair, stiff ropes) where substeps would cost many
+/// passes, and substeps where fast oscillation must be kept. The island
+/// runs one pass unless one of its bodies has [`Substeps`]; it is never
+/// warned about as unstable, and [`AutoSubsteps`] does not apply to it.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// fn spawn(mut commands: Commands) {
+///     let anchor = commands.spawn(Body::fixed(Vec3::ZERO)).id();
+///     // 0.1 kg on 100 000 N/m: ω·h ≈ 16 at 64 Hz, one pass.
+///     let bob = commands
+///         .spawn((Body::new(0.1).with_position(Vec3::new(0.0, -0.1, 0.0)), ImplicitSprings))
+///         .id();
+///     commands.spawn(Spring::new(anchor, bob, 0.1, 1e5));
+/// }
+/// # App::new().add_systems(Startup, spawn);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[component(on_insert = mark_dirty, on_remove = mark_dirty)]
+pub struct ImplicitSprings;
+
+/// How islands with [`ImplicitSprings`] solve each pass: conjugate
+/// gradients stop after `max_iterations` or when the residual is below
+/// `tolerance` times the right-hand side's. An island that does not
+/// converge uses its last iterate and is reported once (a
+/// [`PhysicsWarning`](crate::PhysicsWarning) with
+/// [`PhysicsIssue::ImplicitNotConverged`](crate::PhysicsIssue::ImplicitNotConverged)).
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// App::new()
+///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+///     .insert_resource(ImplicitSettings { max_iterations: 200, ..default() });
+/// ```
+#[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Resource, Default, Debug, PartialEq, Clone)]
+pub struct ImplicitSettings {
+    /// Iterations per island and pass, at most (default 100).
+    pub max_iterations: u32,
+    /// The relative residual at which an island's solve stops (default
+    /// 1e-5).
+    pub tolerance: f32,
+}
+
+impl ImplicitSettings {
+    /// The settings as used: at least one iteration, and a finite,
+    /// non-negative tolerance (else the default's).
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// let bad = ImplicitSettings { max_iterations: 0, tolerance: f32::NAN };
+    /// assert_eq!(bad.cg().max_iterations, 1);
+    /// ```
+    pub fn cg(&self) -> crate::kernels::implicit::Cg {
+        let tolerance = if self.tolerance.is_finite() && self.tolerance >= 0.0 {
+            self.tolerance
+        } else {
+            Self::default().tolerance
+        };
+        crate::kernels::implicit::Cg {
+            max_iterations: self.max_iterations.max(1),
+            tolerance,
+        }
+    }
+}
+
+impl Default for ImplicitSettings {
+    fn default() -> Self {
+        Self {
+            max_iterations: 100,
+            tolerance: 1e-5,
+        }
+    }
+}
+
 /// How long this body's island has been resting (every body slower than
 /// its sleep threshold), in seconds of simulated time; 0 while it moves or
 /// sleeps. Read-only: the plugin writes it. It is part of the state a

@@ -123,6 +123,20 @@ pub enum PhysicsIssue {
         /// The axis given.
         axis: Vec3,
     },
+    /// The implicit solve of this body's island (see
+    /// [`ImplicitSprings`](crate::ImplicitSprings)) did not reach the
+    /// tolerance within [`ImplicitSettings::max_iterations`](crate::ImplicitSettings::max_iterations):
+    /// the last iterate is used. A warning only.
+    ImplicitNotConverged {
+        /// The iterations run.
+        iterations: u32,
+        /// The relative residual reached.
+        residual: f32,
+    },
+    /// The implicit solve of this body's island met a non-finite value or
+    /// a system it cannot solve: for this pass, its springs acted on
+    /// nothing (gravity, your forces and damping still did).
+    ImplicitFailed,
 }
 
 impl fmt::Display for PhysicsIssue {
@@ -208,6 +222,17 @@ impl fmt::Display for PhysicsIssue {
                     "angle limit axis is {axis}; it must be finite and not zero"
                 )
             }
+            Self::ImplicitNotConverged {
+                iterations,
+                residual,
+            } => write!(
+                f,
+                "the implicit solve of its island stopped at {iterations} iterations with a relative residual of {residual:e}; raise ImplicitSettings::max_iterations or the tolerance"
+            ),
+            Self::ImplicitFailed => write!(
+                f,
+                "the implicit solve of its island met a non-finite value or an unsolvable system; its springs were left out of the pass"
+            ),
         }
     }
 }

@@ -200,7 +200,8 @@ impl Island {
     /// and `γ` bound the island's stiffness and damping over mass (a
     /// Gershgorin bound: exact for a pair, and for a long uniform chain
     /// within a few percent of its fastest mode `2·√(k/m)`). Below 1 the
-    /// island is stable; 0 for an island without springs.
+    /// island is stable; 0 for an island without springs, and for one with
+    /// [`ImplicitSprings`](crate::ImplicitSprings), stable at any step.
     ///
     /// ```
     /// # use bevy_euler_physics::prelude::*;

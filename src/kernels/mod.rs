@@ -7,6 +7,7 @@
 
 pub mod broad;
 pub mod constraints;
+pub mod implicit;
 pub mod integrate;
 pub mod origin;
 pub mod parts;

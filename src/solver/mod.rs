@@ -64,6 +64,8 @@ pub(crate) mod wakes;
 pub(crate) struct Group {
     /// Passes per fixed step.
     pub passes: u32,
+    /// Its islands step their springs implicitly.
+    pub implicit: bool,
     /// Its bodies in slot order: the dynamic ones, then (group 0 only) the
     /// fixed ones.
     pub entities: Vec<Entity>,
@@ -152,6 +154,14 @@ pub(crate) struct SolverState {
     /// The impulses limits hold at their bounds in the current pass.
     pub held: Vec<f32>,
     pub broad: BroadPhase,
+    /// The buffers of the implicit solves, and the islands whose solve
+    /// did not converge or failed in this step (by their first slot), for
+    /// the end of the step to report.
+    pub implicit: crate::kernels::implicit::Scratch,
+    pub implicit_trouble: Vec<(u32, crate::kernels::implicit::Solved)>,
+    /// Islands (by their first body) already reported for an implicit
+    /// solve, until it succeeds again.
+    pub implicit_reported: EntityHashSet,
     /// Per slot: forces your substep systems added to `AccumulatedForce`,
     /// for the next kick; the force of the whole step (`ConstantForce` plus
     /// the `AccumulatedForce` written before the step); and the damping

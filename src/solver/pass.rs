@@ -16,6 +16,7 @@ use crate::data::constraints::ConstraintSettings;
 use crate::kernels::constraints::{
     Bodies, Joints, Relaxed, Rounds, WarmStart, find_contacts, find_pair_contacts, solve,
 };
+use crate::kernels::implicit::{Cg, Island, Solved, State, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
 use crate::kernels::parts::{Span, balance, pieces};
 use crate::kernels::springs::add_spring_forces;
@@ -47,6 +48,8 @@ pub(crate) struct Pass {
     pub constraints: ConstraintSettings,
     /// Groups at least this large split over threads.
     pub parallel_threshold: usize,
+    /// How implicit islands solve.
+    pub cg: Cg,
 }
 
 /// The four stages of a pass, in order.
@@ -143,6 +146,9 @@ impl Pass {
     /// The kick (and, `fused`, the drift); forces taken for this kick are
     /// then spent.
     fn kick(&self, solver: &mut SolverState, fused: bool) {
+        if solver.groups[self.group].implicit {
+            self.implicit(solver);
+        }
         let cut = self.parts(solver);
         let (pool, parts) = (cut.pool(), cut.spans());
         let kick = Kick {
@@ -163,6 +169,48 @@ impl Pass {
         if diverged {
             mark_diverged(solver);
         }
+    }
+
+    /// For a group stepped implicitly: each island's backward-Euler
+    /// velocity change `Δv` (see [`implicit`](crate::kernels::implicit)),
+    /// written into its bodies' spring forces as the force that gives that
+    /// change in the kick, `m·(Δv/h − g)` less the other forces. One
+    /// island after another on this thread, so the bits do not depend on
+    /// threads.
+    fn implicit(&self, solver: &mut SolverState) {
+        let mut scratch = core::mem::take(&mut solver.implicit);
+        let islands = solver.groups[self.group].islands.clone();
+        let extra = !solver.extra_slots.is_empty();
+        for span in islands {
+            let (base, n) = (span.slots.start, span.slots.len());
+            let state = State {
+                pos: &solver.pos,
+                vel: &solver.vel,
+                inv_mass: &solver.inv_mass,
+                springs: &solver.force,
+                extra: extra.then_some((&solver.pending[..], &solver.constant[..])),
+                g: self.g,
+                h: self.h,
+            };
+            let island = Island {
+                base,
+                n,
+                rows: &solver.springs[span.rows.clone()],
+            };
+            let solved = solve_island(&island, &state, self.cg, &mut scratch);
+            let others: Vec<Vec3A> = (base..base + n).map(|s| state.extra(s)).collect();
+            for (i, &dv) in scratch.dv().iter().enumerate() {
+                let s = base + i;
+                let w = solver.inv_mass[s];
+                if w > 0.0 {
+                    solver.force[s] = (dv / self.h - self.g) / w - others[i];
+                }
+            }
+            if !matches!(solved, Solved::Converged(_)) {
+                solver.implicit_trouble.push((base as u32, solved));
+            }
+        }
+        solver.implicit = scratch;
     }
 
     /// Clears the forces the kick took, in this group's slots.

@@ -2,7 +2,7 @@
 //! systems that leave bad values out of the step and re-admit them once
 //! fixed, and the one place that logs and sends a [`PhysicsWarning`].
 
-use bevy::ecs::entity::Entities;
+use bevy::ecs::entity::{Entities, EntityHashSet};
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
@@ -12,6 +12,7 @@ use crate::data::islands::SleepSettings;
 use crate::data::issues::{PhysicsError, PhysicsIssue, PhysicsWarning};
 use crate::data::joins::Spring;
 use crate::data::settings::{PhysicsSettings, PhysicsStep};
+use crate::kernels::implicit::Solved;
 use crate::kernels::stability::SpringStability;
 use crate::solver::SolverState;
 
@@ -263,6 +264,38 @@ pub(crate) fn check_settings(settings: Res<PhysicsSettings>, sleep: Res<SleepSet
             );
         }
     }
+}
+
+/// End of the fixed step: reports each implicit island whose solve did not
+/// converge or failed in this step, once until it solves again (named by
+/// its first body).
+pub(crate) fn report_implicit(mut solver: ResMut<SolverState>, mut reporter: Reporter) {
+    if solver.implicit_trouble.is_empty() && solver.implicit_reported.is_empty() {
+        return;
+    }
+    let solver = &mut *solver;
+    let mut now = EntityHashSet::default();
+    for (slot, solved) in solver.implicit_trouble.drain(..) {
+        let Some(group) = solver
+            .groups
+            .iter()
+            .find(|group| group.slots.contains(&(slot as usize)))
+        else {
+            continue;
+        };
+        let entity = group.entities[slot as usize - group.slots.start];
+        if now.insert(entity) && !solver.implicit_reported.contains(&entity) {
+            let issue = match solved {
+                Solved::Capped(iterations, residual) => PhysicsIssue::ImplicitNotConverged {
+                    iterations,
+                    residual,
+                },
+                _ => PhysicsIssue::ImplicitFailed,
+            };
+            reporter.warn(entity, issue);
+        }
+    }
+    solver.implicit_reported = now;
 }
 
 /// End of the fixed step: when a pass met invalid

@@ -43,6 +43,7 @@ pub(super) fn find(p: &mut Rebuild, scene: &mut Scene) -> Islands {
             sleep_request: false,
             explicit: None,
             auto: false,
+            implicit: false,
             no_sleep: false,
             all_asleep: true,
             any_asleep: false,
@@ -65,6 +66,7 @@ pub(super) fn find(p: &mut Rebuild, scene: &mut Scene) -> Islands {
         let node = &scene.nodes[i];
         b.explicit = b.explicit.max(node.substeps);
         b.auto |= node.auto;
+        b.implicit |= node.implicit;
         b.touching |= node.touching;
         b.no_sleep |= node.no_sleep;
         b.all_asleep &= node.sleeping.is_some();
@@ -156,6 +158,7 @@ pub(super) fn decide(p: &mut Rebuild, scene: &Scene, islands: &Islands) -> Decid
     let mut decided = Decided {
         states: Vec::with_capacity(islands.builds.len()),
         passes: Vec::with_capacity(islands.builds.len()),
+        implicit: Vec::with_capacity(islands.builds.len()),
         loads: Vec::with_capacity(islands.builds.len()),
         members: Vec::with_capacity(islands.members.len()),
     };
@@ -172,9 +175,15 @@ pub(super) fn decide(p: &mut Rebuild, scene: &Scene, islands: &Islands) -> Decid
         wanted = wanted.max(asked);
         let passes = asked.min(most);
         let pass_h = (timestep / passes).as_secs_f32();
-        let load = b.stability.load(pass_h);
+        // An implicit island is stable at any step: no share of a limit.
+        let load = if b.implicit {
+            0.0
+        } else {
+            b.stability.load(pass_h)
+        };
         if let Some((spring, _)) = b.stiffest {
-            if load < 1.0 {
+            // An implicit island is stable at any load.
+            if load < 1.0 || b.implicit {
                 p.solver.unstable_reported.remove(&spring);
             } else if p.solver.unstable_reported.insert(spring) {
                 p.reporter.warn(spring, unstable(&b.stability, pass_h, h));
@@ -200,6 +209,7 @@ pub(super) fn decide(p: &mut Rebuild, scene: &Scene, islands: &Islands) -> Decid
             touching: b.touching,
         });
         decided.passes.push(passes);
+        decided.implicit.push(b.implicit);
         decided.loads.push(load);
     }
     report_short_passes(p, wanted, most);
@@ -268,7 +278,8 @@ fn sleeps(p: &mut Rebuild, scene: &Scene, islands: &Islands, b: &Build, now: Tic
 /// [`ConstraintSettings::contact_substeps`]: crate::ConstraintSettings::contact_substeps
 fn pass_count(p: &Rebuild, b: &Build, h: f32) -> u32 {
     let settings = &*p.settings;
-    let auto = b.auto || (settings.auto_substeps && b.explicit.is_none());
+    // An implicit island needs no more passes for its springs.
+    let auto = !b.implicit && (b.auto || (settings.auto_substeps && b.explicit.is_none()));
     let base = b
         .explicit
         .unwrap_or(if auto { 1 } else { settings.passes() });

@@ -24,19 +24,20 @@ pub(super) fn slots(
     decided: &mut Decided,
 ) -> Layout {
     let n = scene.nodes.len();
-    let mut counts: Vec<u32> = (0..decided.states.len())
+    let mut counts: Vec<(u32, bool)> = (0..decided.states.len())
         .filter(|&i| !decided.states[i].sleeping)
-        .map(|i| decided.passes[i])
+        .map(|i| (decided.passes[i], decided.implicit[i]))
         .collect();
     counts.sort_unstable();
     counts.dedup();
     if counts.is_empty() && scene.nodes.iter().any(|node| !node.dynamic) {
-        counts.push(1);
+        counts.push((1, false));
     }
     let mut groups: Vec<Group> = counts
         .iter()
-        .map(|&passes| Group {
+        .map(|&(passes, implicit)| Group {
             passes,
+            implicit,
             ..default()
         })
         .collect();
@@ -46,7 +47,10 @@ pub(super) fn slots(
     for (g, group) in groups.iter_mut().enumerate() {
         let start = next;
         for (island, state) in decided.states.iter_mut().enumerate() {
-            if state.sleeping || decided.passes[island] != group.passes {
+            if state.sleeping
+                || decided.passes[island] != group.passes
+                || decided.implicit[island] != group.implicit
+            {
                 continue;
             }
             let first = next;

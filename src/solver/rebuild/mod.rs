@@ -36,8 +36,8 @@ use crate::data::constraints::{
     DistanceLimit, Radius,
 };
 use crate::data::islands::{
-    AutoSubsteps, IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping,
-    SleepingDisabled, Substeps,
+    AutoSubsteps, ImplicitSprings, IslandSlept, IslandWoke, RestTime, SleepSettings,
+    SleepThreshold, Sleeping, SleepingDisabled, Substeps,
 };
 use crate::data::issues::PhysicsError;
 use crate::data::joins::Spring;
@@ -67,6 +67,8 @@ struct Node {
     changed: Tick,
     substeps: Option<u32>,
     auto: bool,
+    /// It has `ImplicitSprings`.
+    implicit: bool,
     no_sleep: bool,
     sleep_speed2: f32,
     /// A valid radius, for contacts, and the body's own material.
@@ -153,6 +155,8 @@ struct Build {
     sleep_request: bool,
     explicit: Option<u32>,
     auto: bool,
+    /// A body has `ImplicitSprings`.
+    implicit: bool,
     no_sleep: bool,
     all_asleep: bool,
     any_asleep: bool,
@@ -185,6 +189,8 @@ impl Islands {
 struct Decided {
     states: Vec<crate::solver::IslandState>,
     passes: Vec<u32>,
+    /// Per island: stepped implicitly.
+    implicit: Vec<bool>,
     loads: Vec<f32>,
     /// The entities of each island, `states[i].members` of it.
     members: Vec<Entity>,
@@ -215,7 +221,7 @@ type BuildData = (
     &'static mut Island,
     Option<&'static Sleeping>,
     Option<&'static Substeps>,
-    Has<AutoSubsteps>,
+    (Has<AutoSubsteps>, Has<ImplicitSprings>),
     Has<SleepingDisabled>,
     Option<&'static SleepThreshold>,
     Has<AnchorAsleep>,
