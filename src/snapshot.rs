@@ -392,9 +392,7 @@ impl PhysicsSnapshot {
     /// ```
     pub fn checksum(&self) -> u64 {
         let mut hash = WordHash::default();
-        for x in self.origin.unwrap_or(DVec3::ZERO).to_array() {
-            hash.write(x.to_bits());
-        }
+        hash.write_dvec3(self.origin.unwrap_or(DVec3::ZERO));
         for state in &self.bodies {
             hash.write(state.entity.to_bits());
             hash.write_body(&state.body);
@@ -419,9 +417,7 @@ pub(crate) fn body_checksum(body: &Body) -> u64 {
 #[cfg(feature = "ggrs")]
 pub(crate) fn origin_checksum(origin: &PhysicsOrigin) -> u64 {
     let mut hash = WordHash::default();
-    for x in origin.position.to_array() {
-        hash.write(x.to_bits());
-    }
+    hash.write_dvec3(origin.position);
     hash.finish()
 }
 
@@ -450,6 +446,13 @@ struct WordHash(u64);
 impl WordHash {
     fn write(&mut self, word: u64) {
         self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    /// The bits of a world position.
+    fn write_dvec3(&mut self, v: DVec3) {
+        for x in v.to_array() {
+            self.write(x.to_bits());
+        }
     }
 
     /// The bits of a body's position, velocity and inverse mass.

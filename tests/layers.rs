@@ -6,9 +6,13 @@
 //! Read from the sources as text: comments are skipped, and `super::` paths
 //! (a module and its parent) are not followed.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use common::sources;
 
 /// The layers, lowest first: a module may use its own layer and those
 /// before it. A top-level module not listed fails the test.
@@ -38,18 +42,6 @@ const LAYERS: &[&[&str]] = &[
     // the snapshot's types).
     &["plugin"],
 ];
-
-/// Every `.rs` file below `dir`.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).expect("src/ is readable") {
-        let path = entry.expect("a directory entry").path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The module path of a file: `src/solver/rebuild/mod.rs` → `solver::rebuild`.
 fn module_of(src: &Path, file: &Path) -> Vec<String> {

@@ -3,23 +3,14 @@
 //! (`tests/scenes.rs`) see it. Read from the sources, so a new type that
 //! is not registered fails here.
 
+mod common;
+
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
-
-/// Every `.rs` file below `dir`.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).expect("src/ is readable") {
-        let path = entry.expect("a directory entry").path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+use common::sources;
 
 /// The names of the `pub struct` and `pub enum` items that derive
 /// `Reflect` in `dir`.

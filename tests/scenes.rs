@@ -79,6 +79,33 @@ fn copy(from: &App, to: &mut App, entities: &[Entity]) -> EntityHashMap<Entity> 
     map
 }
 
+/// Each copied spring and rod joins the copies of its ends, and after 60
+/// steps of both every copied body has the original's bits.
+fn joins_follow_and_bits_match(
+    original: &mut App,
+    copy: &mut App,
+    entities: &[Entity],
+    map: &EntityHashMap<Entity>,
+) {
+    for &e in entities {
+        if let Some(spring) = original.world().get::<Spring>(e) {
+            let copied = copy.world().get::<Spring>(map[&e]).unwrap();
+            assert_eq!((copied.a, copied.b), (map[&spring.a], map[&spring.b]));
+        }
+        if let Some(rod) = original.world().get::<DistanceConstraint>(e) {
+            let copied = copy.world().get::<DistanceConstraint>(map[&e]).unwrap();
+            assert_eq!((copied.a, copied.b), (map[&rod.a], map[&rod.b]));
+        }
+    }
+    step(original, 60);
+    step(copy, 60);
+    for &e in entities {
+        if let Some(&body) = original.world().get::<Body>(e) {
+            assert_eq!(body, *copy.world().get::<Body>(map[&e]).unwrap(), "{e}");
+        }
+    }
+}
+
 #[test]
 fn a_rope_copied_with_its_entities_mapped_steps_to_the_same_bits() {
     let mut original = app();
@@ -90,23 +117,7 @@ fn a_rope_copied_with_its_entities_mapped_steps_to_the_same_bits() {
         copy_app.world_mut().spawn_empty();
     }
     let map = copy(&original, &mut copy_app, &entities);
-    for &e in &entities {
-        if let Some(spring) = original.world().get::<Spring>(e) {
-            let copied = copy_app.world().get::<Spring>(map[&e]).unwrap();
-            assert_eq!((copied.a, copied.b), (map[&spring.a], map[&spring.b]));
-        }
-        if let Some(rod) = original.world().get::<DistanceConstraint>(e) {
-            let copied = copy_app.world().get::<DistanceConstraint>(map[&e]).unwrap();
-            assert_eq!((copied.a, copied.b), (map[&rod.a], map[&rod.b]));
-        }
-    }
-    step(&mut original, 60);
-    step(&mut copy_app, 60);
-    for &e in &entities {
-        if let Some(&body) = original.world().get::<Body>(e) {
-            assert_eq!(body, *copy_app.world().get::<Body>(map[&e]).unwrap(), "{e}");
-        }
-    }
+    joins_follow_and_bits_match(&mut original, &mut copy_app, &entities, &map);
 }
 
 /// The rope holds no asset handles: nothing is loaded.
@@ -155,20 +166,6 @@ fn a_rope_saved_as_a_dynamic_world_and_loaded_steps_to_the_same_bits() {
         .expect("the rope spawns");
     for &e in &entities {
         assert_ne!(map[&e], e, "the copy has other ids");
-        if let Some(spring) = original.world().get::<Spring>(e) {
-            let copied = loaded.world().get::<Spring>(map[&e]).unwrap();
-            assert_eq!((copied.a, copied.b), (map[&spring.a], map[&spring.b]));
-        }
-        if let Some(rod) = original.world().get::<DistanceConstraint>(e) {
-            let copied = loaded.world().get::<DistanceConstraint>(map[&e]).unwrap();
-            assert_eq!((copied.a, copied.b), (map[&rod.a], map[&rod.b]));
-        }
     }
-    step(&mut original, 60);
-    step(&mut loaded, 60);
-    for &e in &entities {
-        if let Some(&body) = original.world().get::<Body>(e) {
-            assert_eq!(body, *loaded.world().get::<Body>(map[&e]).unwrap(), "{e}");
-        }
-    }
+    joins_follow_and_bits_match(&mut original, &mut loaded, &entities, &map);
 }

@@ -251,6 +251,23 @@ impl Scratch {
     pub fn dv(&self) -> &[Vec3A] {
         &self.dv
     }
+
+    /// Turns the last solve's velocity changes into the spring forces that
+    /// give them in the kick, `v + h·(g + w·(F + extra))`: `F = (Δv/h − g)/w
+    /// − extra`, per dynamic slot of the island (a slot made fixed since the
+    /// rebuild keeps its spring force). Returns them, in place of `dv`.
+    pub fn effective_forces(&mut self, island: &Island, state: &State) -> &[Vec3A] {
+        for (i, f) in self.dv.iter_mut().enumerate() {
+            let s = island.base + i;
+            let w = state.inv_mass[s];
+            *f = if w > 0.0 {
+                (*f / state.h - state.g) / w - state.extra(s)
+            } else {
+                state.springs[s]
+            };
+        }
+        &self.dv
+    }
 }
 
 #[cfg(test)]

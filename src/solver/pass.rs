@@ -179,9 +179,9 @@ impl Pass {
     /// threads.
     fn implicit(&self, solver: &mut SolverState) {
         let mut scratch = core::mem::take(&mut solver.implicit);
-        let islands = solver.groups[self.group].islands.clone();
         let extra = !solver.extra_slots.is_empty();
-        for span in islands {
+        for k in 0..solver.groups[self.group].islands.len() {
+            let span = solver.groups[self.group].islands[k].clone();
             let (base, n) = (span.slots.start, span.slots.len());
             let state = State {
                 pos: &solver.pos,
@@ -198,14 +198,8 @@ impl Pass {
                 rows: &solver.springs[span.rows.clone()],
             };
             let solved = solve_island(&island, &state, self.cg, &mut scratch);
-            let others: Vec<Vec3A> = (base..base + n).map(|s| state.extra(s)).collect();
-            for (i, &dv) in scratch.dv().iter().enumerate() {
-                let s = base + i;
-                let w = solver.inv_mass[s];
-                if w > 0.0 {
-                    solver.force[s] = (dv / self.h - self.g) / w - others[i];
-                }
-            }
+            scratch.effective_forces(&island, &state);
+            solver.force[base..base + n].copy_from_slice(scratch.dv());
             if !matches!(solved, Solved::Converged(_)) {
                 solver.implicit_trouble.push((base as u32, solved));
             }

@@ -101,3 +101,16 @@ pub fn assert_close(actual: Vec3, expected: Vec3, tol: f32, what: &str) {
         "{what}: got {actual}, expected {expected} (error {err:e} > {tol:e})"
     );
 }
+
+/// Every `.rs` file below `dir` (the crate's sources, for the tests that
+/// read them).
+pub fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
