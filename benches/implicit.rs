@@ -1,12 +1,15 @@
 //! Stiff ropes: implicit springs against the automatic substeps that hold
-//! the same ropes stable, and against a plain-Rust conjugate-gradient loop
-//! of the same implicit step.
+//! the same ropes stable, and against plain-Rust loops of the same
+//! implicit step.
 //!
 //! `cargo bench --bench implicit` steps 100 ropes of 100 bodies (0.1 kg on
-//! 1e5 N/m springs: `ω·h ≈ 31` at 64 Hz) and prints, per round of
-//! interleaved timings, the medians of: the implicit plugin step over the
-//! substepped plugin step, and over the plain loop. `-- 10` (a rope count)
-//! runs another size. `cargo test --benches` runs it once, small.
+//! 1e5 N/m springs: `ω·h ≈ 31` at 64 Hz) and prints the medians, over
+//! rounds of interleaved timings, of: the implicit plugin step (solved
+//! directly, the default for a rope) over the substepped plugin step, and
+//! over a plain block-tridiagonal elimination; and the implicit plugin
+//! step forced to conjugate gradients over a plain conjugate-gradient
+//! loop. `-- 10` (a rope count) runs another size. `cargo test --benches`
+//! runs it once, small.
 
 mod common;
 
@@ -55,13 +58,15 @@ fn plugin_app(ropes: usize, links: usize, mark: impl Bundle + Clone) -> App {
     app
 }
 
-/// The reference: the same ropes and the same implicit step, as plain
-/// arrays and a plain Jacobi-preconditioned conjugate-gradient loop per
-/// rope (slot 0 of each rope fixed), with the plugin's default iteration
-/// cap and tolerance.
+/// The references: the same ropes and the same implicit step as plain
+/// arrays, solved per rope (slot 0 of each rope fixed) either by a plain
+/// Jacobi-preconditioned conjugate-gradient loop (the plugin's default
+/// iteration cap and tolerance) or directly, by block-tridiagonal
+/// elimination (the plain form of the plugin's factorisation on a chain).
 struct Plain {
     ropes: usize,
     n: usize,
+    direct: bool,
     pos: Vec<Vec3A>,
     vel: Vec<Vec3A>,
     blocks: Vec<Mat3A>,
@@ -72,10 +77,12 @@ struct Plain {
     p: Vec<Vec3A>,
     q: Vec<Vec3A>,
     diag: Vec<Vec3A>,
+    pivots: Vec<Mat3A>,
+    lower: Vec<Mat3A>,
 }
 
 impl Plain {
-    fn new(ropes: usize, links: usize) -> Self {
+    fn new(ropes: usize, links: usize, direct: bool) -> Self {
         let n = links + 1;
         let pos = (0..ropes)
             .flat_map(|r| (0..n).map(move |s| start(r, s)))
@@ -84,6 +91,7 @@ impl Plain {
         Plain {
             ropes,
             n,
+            direct,
             pos,
             vel: vec![Vec3A::ZERO; ropes * n],
             blocks: vec![Mat3A::ZERO; n],
@@ -94,17 +102,30 @@ impl Plain {
             p: zeros.clone(),
             q: zeros.clone(),
             diag: zeros,
+            pivots: vec![Mat3A::ZERO; n],
+            lower: vec![Mat3A::ZERO; n],
         }
     }
 
     fn step(&mut self) {
         for rope in 0..self.ropes {
-            self.rope(rope * self.n);
+            let base = rope * self.n;
+            self.assemble(base);
+            if self.direct {
+                self.eliminate();
+            } else {
+                self.conjugate_gradients();
+            }
+            for i in 1..self.n {
+                self.vel[base + i] += self.x[i];
+                self.pos[base + i] += H * self.vel[base + i];
+            }
         }
     }
 
-    /// One rope: spring j joins bodies j and j + 1; body 0 is fixed.
-    fn rope(&mut self, base: usize) {
+    /// One rope's right-hand side, spring blocks and diagonal: spring j
+    /// joins bodies j and j + 1.
+    fn assemble(&mut self, base: usize) {
         let n = self.n;
         for i in 0..n {
             self.b[i] = H * M * G;
@@ -128,6 +149,42 @@ impl Plain {
             self.diag[j] += d;
             self.diag[j + 1] += d;
         }
+    }
+
+    /// Block-tridiagonal elimination over bodies 1..n (body 0 is fixed):
+    /// the diagonal `M + B_{i−1} + B_i`, the coupling `−B_i`.
+    fn eliminate(&mut self) {
+        let n = self.n;
+        let mass = Mat3A::from_diagonal(Vec3::splat(M));
+        self.pivots[1] = mass + self.blocks[0] + if n > 2 { self.blocks[1] } else { Mat3A::ZERO };
+        self.x[1] = self.b[1];
+        for i in 1..n - 1 {
+            let inverse = self.pivots[i].inverse();
+            let coupling = -self.blocks[i];
+            let lower = coupling * inverse;
+            let next = if i + 2 < n {
+                self.blocks[i + 1]
+            } else {
+                Mat3A::ZERO
+            };
+            self.pivots[i + 1] = mass + self.blocks[i] + next - lower * coupling;
+            self.x[i + 1] = self.b[i + 1] - lower * self.x[i];
+            self.pivots[i] = inverse;
+            self.lower[i] = lower;
+        }
+        self.pivots[n - 1] = self.pivots[n - 1].inverse();
+        for i in 1..n {
+            self.x[i] = self.pivots[i] * self.x[i];
+        }
+        for i in (1..n - 1).rev() {
+            let (l, next) = (self.lower[i], self.x[i + 1]);
+            self.x[i] -= Vec3A::new(l.x_axis.dot(next), l.y_axis.dot(next), l.z_axis.dot(next));
+        }
+    }
+
+    /// Jacobi-preconditioned conjugate gradients over bodies 1..n.
+    fn conjugate_gradients(&mut self) {
+        let n = self.n;
         // Body 0 is fixed: its row and column drop out.
         let norm = |v: &[Vec3A]| {
             v[1..]
@@ -181,11 +238,100 @@ impl Plain {
                 self.p[i] = self.z[i] + beta * self.p[i];
             }
         }
-        for i in 1..n {
-            self.vel[base + i] += self.x[i];
-            self.pos[base + i] += H * self.vel[base + i];
+    }
+}
+
+/// A cloth of `size`×`size` bodies like the `cloth` example's (2.5 kg,
+/// 2 m square, structural, shear and bend springs, two corners fixed,
+/// level at the start so that it falls and swings), stepped implicitly
+/// with the example's settings or by automatic substeps.
+fn cloth_app(size: usize, implicit: bool) -> App {
+    let mut app = bench_app(false);
+    app.insert_resource(ImplicitSettings {
+        max_iterations: 200,
+        tolerance: 1e-3,
+        ..default()
+    });
+    let spacing = 2.0 / (size - 1) as f32;
+    let mass = 2.5 / (size * size) as f32;
+    let world = app.world_mut();
+    let mut bodies = Vec::with_capacity(size * size);
+    for i in 0..size {
+        for j in 0..size {
+            let at = Vec3::new(spacing * j as f32, 0.0, spacing * i as f32);
+            let body = if i == 0 && (j == 0 || j == size - 1) {
+                Body::fixed(at)
+            } else {
+                Body::new(mass).with_position(at)
+            };
+            let mut e = world.spawn((body, Damping(0.05)));
+            if (i, j) == (1, 1) {
+                if implicit {
+                    e.insert(ImplicitSprings);
+                } else {
+                    e.insert(AutoSubsteps);
+                }
+            }
+            bodies.push(e.id());
         }
     }
+    let mut join = |a: (usize, usize), b: (usize, usize), k: f32| {
+        let rest = spacing * ((a.0.abs_diff(b.0).pow(2) + a.1.abs_diff(b.1).pow(2)) as f32).sqrt();
+        let (ea, eb) = (bodies[a.0 * size + a.1], bodies[b.0 * size + b.1]);
+        world.spawn(Spring::new(ea, eb, rest, k).with_damping(0.02));
+    };
+    for i in 0..size {
+        for j in 0..size {
+            if j + 1 < size {
+                join((i, j), (i, j + 1), 2000.0);
+            }
+            if i + 1 < size {
+                join((i, j), (i + 1, j), 2000.0);
+                if j + 1 < size {
+                    join((i, j), (i + 1, j + 1), 1000.0);
+                    join((i, j + 1), (i + 1, j), 1000.0);
+                }
+            }
+            if j + 2 < size {
+                join((i, j), (i, j + 2), 200.0);
+            }
+            if i + 2 < size {
+                join((i, j), (i + 2, j), 200.0);
+            }
+        }
+    }
+    // Past the first, smooth steps: the cloth has fallen and swings.
+    for _ in 0..30 {
+        app.world_mut().run_schedule(FixedMain);
+    }
+    app
+}
+
+/// The cloth's cost: milliseconds per fixed step, implicit and by
+/// automatic substeps, interleaved.
+fn cloth(smoke: bool, size: usize) {
+    let size = if smoke { 8 } else { size };
+    let (mut implicit, mut substeps) = (cloth_app(size, true), cloth_app(size, false));
+    let passes = {
+        let world = substeps.world_mut();
+        let mut islands = world.query::<&Island>();
+        islands.iter(world).map(Island::substeps).max().unwrap_or(1)
+    };
+    let (rounds, steps) = if smoke { (1, 1) } else { (5, 10) };
+    let (mut i_ms, mut s_ms, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let i = time(steps, || implicit.world_mut().run_schedule(FixedMain));
+        let s = time(steps, || substeps.world_mut().run_schedule(FixedMain));
+        i_ms.push(i * 1e3 / steps as f64);
+        s_ms.push(s * 1e3 / steps as f64);
+        ratio.push(i / s);
+    }
+    let [(i, i0, i1), (s, s0, s1), (r, r0, r1)] = [i_ms, s_ms, ratio].map(median);
+    println!(
+        "implicit/cloth {size}x{size}: median of {rounds} interleaved rounds of {steps} steps, one thread: \
+         implicit (conjugate gradients, tolerance 1e-3) {i:.2} ms ({i0:.2}–{i1:.2}); \
+         automatic substeps ({passes} passes) {s:.2} ms ({s0:.2}–{s1:.2}); ratio {r:.2}× ({r0:.2}–{r1:.2})"
+    );
 }
 
 fn main() {
@@ -198,32 +344,55 @@ fn main() {
         named.first().copied().unwrap_or(100)
     };
     let links = if smoke { 10 } else { 100 };
-    let mut implicit = plugin_app(ropes, links, ImplicitSprings);
+    let mut direct = plugin_app(ropes, links, ImplicitSprings);
+    let mut iterative = plugin_app(ropes, links, ImplicitSprings);
+    iterative.insert_resource(ImplicitSettings {
+        solver: ImplicitSolver::ConjugateGradients,
+        ..default()
+    });
+    iterative.world_mut().run_schedule(FixedMain);
     let mut substeps = plugin_app(ropes, links, AutoSubsteps);
     let passes = {
         let world = substeps.world_mut();
         let mut islands = world.query::<&Island>();
         islands.iter(world).map(Island::substeps).max().unwrap_or(1)
     };
-    let mut plain = Plain::new(ropes, links);
-    plain.step();
+    let (mut plain_direct, mut plain_cg) = (
+        Plain::new(ropes, links, true),
+        Plain::new(ropes, links, false),
+    );
+    plain_direct.step();
+    plain_cg.step();
     let rounds = if smoke { 1 } else { 11 };
     let steps = if smoke { 1 } else { 40 };
-    let (mut over_substeps, mut over_plain) = (Vec::new(), Vec::new());
+    let mut ratios = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..rounds {
-        let reference = time(steps, || {
-            plain.step();
-            black_box(&plain.pos);
-        });
-        let i = time(steps, || implicit.world_mut().run_schedule(FixedMain));
+        let d = time(steps, || direct.world_mut().run_schedule(FixedMain));
         let s = time(steps, || substeps.world_mut().run_schedule(FixedMain));
-        over_substeps.push(i / s);
-        over_plain.push(i / reference);
+        let pd = time(steps, || {
+            plain_direct.step();
+            black_box(&plain_direct.pos);
+        });
+        let i = time(steps, || iterative.world_mut().run_schedule(FixedMain));
+        let pc = time(steps, || {
+            plain_cg.step();
+            black_box(&plain_cg.pos);
+        });
+        ratios[0].push(d / s);
+        ratios[1].push(d / pd);
+        ratios[2].push(i / pc);
     }
-    let ((s, s0, s1), (p, p0, p1)) = (median(over_substeps), median(over_plain));
+    let [(s, s0, s1), (d, d0, d1), (c, c0, c1)] = ratios.map(median);
     println!(
         "implicit/{ropes}x{links}: median of {rounds} interleaved rounds of {steps} steps, one thread: \
-         implicit / automatic substeps ({passes} passes) {s:.2}× ({s0:.2}–{s1:.2}); \
-         implicit / plain CG loop {p:.2}× ({p0:.2}–{p1:.2})"
+         implicit (direct) / automatic substeps ({passes} passes) {s:.2}× ({s0:.2}–{s1:.2}); \
+         implicit (direct) / plain block-tridiagonal loop {d:.2}× ({d0:.2}–{d1:.2}); \
+         implicit (conjugate gradients) / plain CG loop {c:.2}× ({c0:.2}–{c1:.2})"
     );
+    for size in [40, 64] {
+        cloth(smoke, size);
+        if smoke {
+            break;
+        }
+    }
 }

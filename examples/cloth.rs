@@ -75,6 +75,7 @@ fn main() {
         .insert_resource(ImplicitSettings {
             max_iterations: 200,
             tolerance: 1e-3,
+            ..default()
         })
         .insert_resource(ConstraintSettings {
             contact_substeps: 1,

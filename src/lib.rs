@@ -115,9 +115,9 @@ pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
 pub use forces::{AccumulatedForce, ConstantForce, Gravity};
 pub use interpolation::{DrawnPositions, PositionHistory, TransformSyncDisabled};
 pub use islands::{
-    AutoSubsteps, ImplicitSettings, ImplicitSprings, Island, IslandCommands, IslandSlept,
-    IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, SubstepBodies,
-    Substeps, WakeCause,
+    AutoSubsteps, ImplicitSettings, ImplicitSolver, ImplicitSprings, Island, IslandCommands,
+    IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled,
+    SubstepBodies, Substeps, WakeCause,
 };
 pub use kernels::stability::SpringStability;
 pub use origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
@@ -136,12 +136,12 @@ pub mod prelude {
         AccumulatedForce, AngleLimit, AutoSubsteps, Body, CollisionGroups, ConstantForce,
         ConstraintSettings, ContactMaterial, Damping, DistanceConstraint, DistanceLimit,
         DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, Gravity, GroundPlane, ImplicitSettings,
-        ImplicitSprings, InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke,
-        OriginShifted, PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot,
-        PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius,
-        RestTime, ShiftWithOrigin, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled,
-        Spring, SpringFrequency, SubstepBodies, SubstepSystems, Substeps, TransformSyncDisabled,
-        WakeCause, physics_checksum,
+        ImplicitSolver, ImplicitSprings, InterpolationSystems, Island, IslandCommands, IslandSlept,
+        IslandWoke, OriginShifted, PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings,
+        PhysicsSnapshot, PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning,
+        PositionHistory, Radius, RestTime, ShiftWithOrigin, SleepSettings, SleepThreshold,
+        Sleeping, SleepingDisabled, Spring, SpringFrequency, SubstepBodies, SubstepSystems,
+        Substeps, TransformSyncDisabled, WakeCause, physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

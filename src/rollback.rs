@@ -27,7 +27,17 @@
 //!   wakes sleeping islands (a ground plane put back is no edit either).
 //!   The constraint solver keeps no warm-start data between steps (its
 //!   impulses carry from pass to pass within a step and start from zero
-//!   at each step), so there is none to restore.
+//!   at each step), so there is none to restore;
+//! - it keeps every snapshot store of the session (yours included) able to
+//!   hold the first frames: bevy_ggrs 0.22 sizes each store to the
+//!   session's `max_prediction` frames, while before the first confirmed
+//!   frame a peer saves `max_prediction + 1` (frames 0 to
+//!   `max_prediction`), so frame 0's snapshot was gone when a remote
+//!   input for frame 0 arrived late (a peer started on a busy machine, or
+//!   a latency over `max_prediction` frames) and bevy_ggrs panicked with
+//!   "Could not rollback to 0". The stores keep bevy_ggrs's default depth
+//!   of 60 frames instead (they still drop every frame older than the last
+//!   confirmed one), so keep `max_prediction` below 60.
 //!
 //! Your own components that change during play — springs you add, forces,
 //! `Substeps`, `SleepingDisabled`, a dragged anchor's `Body` is already in
@@ -54,7 +64,10 @@
 
 use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
-use bevy_ggrs::{GgrsSchedule, LoadWorld, LoadWorldSystems, RollbackApp};
+use bevy_ggrs::{
+    GgrsSchedule, LoadWorld, LoadWorldSystems, MaxPredictionWindow, RollbackApp, SaveWorld,
+    SaveWorldSystems,
+};
 
 use crate::body::Body;
 use crate::constraints::GroundPlane;
@@ -107,7 +120,37 @@ impl Plugin for EulerPhysicsRollbackPlugin {
                 resync_after_rollback
                     .after(LoadWorldSystems::DataFlush)
                     .before(LoadWorldSystems::Mapping),
+            )
+            .add_systems(
+                SaveWorld,
+                (
+                    hide_prediction_window.before(SaveWorldSystems::Snapshot),
+                    show_prediction_window.after(SaveWorldSystems::Snapshot),
+                ),
             );
+    }
+}
+
+/// bevy_ggrs's `MaxPredictionWindow`, put aside while the snapshots are
+/// saved (see the [module docs](self)).
+#[derive(Resource)]
+struct HiddenPredictionWindow(MaxPredictionWindow);
+
+/// Before the snapshots of a save: without `MaxPredictionWindow`, each
+/// store keeps its depth of 60 frames instead of being cut to
+/// `max_prediction`, one frame short of what a rollback before the first
+/// confirmed frame needs.
+fn hide_prediction_window(world: &mut World) {
+    if let Some(window) = world.remove_resource::<MaxPredictionWindow>() {
+        world.insert_resource(HiddenPredictionWindow(window));
+    }
+}
+
+/// After the snapshots of a save: `MaxPredictionWindow` is back for your
+/// systems.
+fn show_prediction_window(world: &mut World) {
+    if let Some(HiddenPredictionWindow(window)) = world.remove_resource() {
+        world.insert_resource(window);
     }
 }
 

@@ -32,10 +32,11 @@ fn parse(output: &str) -> Report {
     }
 }
 
-#[test]
-fn two_peers_agree_on_the_checksum_after_rollbacks() {
+/// Runs two peers against each other for `frames` frames with a one-way
+/// `latency` and `jitter` (ms), and returns what each printed.
+fn run_pair(frames: u32, latency: u32, jitter: u32) -> [Report; 2] {
     let binary = example_binary();
-    let base = 20_000 + (std::process::id() % 20_000) as u16;
+    let base = 20_000 + (std::process::id() % 20_000) as u16 + 2 * latency as u16;
     let (a, b) = (base, base + 1);
     let spawn = |local: u16, remote: u16| {
         Command::new(&binary)
@@ -46,11 +47,11 @@ fn two_peers_agree_on_the_checksum_after_rollbacks() {
                 "--remote",
                 &format!("127.0.0.1:{remote}"),
                 "--frames",
-                "300",
+                &frames.to_string(),
                 "--latency",
-                "50",
+                &latency.to_string(),
                 "--jitter",
-                "40",
+                &jitter.to_string(),
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -59,7 +60,7 @@ fn two_peers_agree_on_the_checksum_after_rollbacks() {
     };
     let first = spawn(a, b);
     let second = spawn(b, a);
-    let outputs = [first, second].map(|child| {
+    [first, second].map(|child| {
         let out = child.wait_with_output().expect("the example runs");
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
@@ -68,12 +69,57 @@ fn two_peers_agree_on_the_checksum_after_rollbacks() {
             String::from_utf8_lossy(&out.stderr)
         );
         parse(&stdout)
-    });
+    })
+}
+
+#[test]
+fn two_peers_agree_on_the_checksum_after_rollbacks() {
+    let outputs = run_pair(300, 50, 40);
     assert_eq!(outputs[0].checksum, outputs[1].checksum);
     assert!(
         outputs[0].rollbacks + outputs[1].rollbacks >= 1,
         "late inputs should have caused rollbacks"
     );
+}
+
+/// A remote's input for frame 0 that arrives after the local peer has run
+/// as far ahead as it may (12 frames, 200 ms; here the latency is 300 ms):
+/// the peer rolls back to frame 0, whose snapshot is still there, and the
+/// two agree. This is what a peer started on a busy machine meets.
+#[test]
+fn a_first_input_later_than_the_prediction_window_rolls_back_to_frame_0() {
+    let outputs = run_pair(60, 300, 0);
+    assert_eq!(outputs[0].checksum, outputs[1].checksum);
+    assert!(outputs[0].rollbacks + outputs[1].rollbacks >= 1);
+}
+
+/// Ten pairs of 600 frames (latency 60 ms, jitter 20 ms) started while
+/// every core is kept busy agree on their checksum (`cargo test --test
+/// rollback_p2p -- --ignored`, about two minutes on two cores).
+#[test]
+#[ignore = "two minutes of busy cores; run by hand"]
+fn ten_pairs_started_under_load_agree() {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    let busy: Vec<_> = (0..cores)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 1u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            })
+        })
+        .collect();
+    for run in 0..10 {
+        let outputs = run_pair(600, 60, 20);
+        assert_eq!(outputs[0].checksum, outputs[1].checksum, "run {run}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for thread in busy {
+        thread.join().unwrap();
+    }
 }
 
 #[test]

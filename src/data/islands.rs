@@ -93,10 +93,14 @@ pub struct AutoSubsteps;
 #[component(on_insert = mark_dirty, on_remove = mark_dirty)]
 pub struct ImplicitSprings;
 
-/// How islands with [`ImplicitSprings`] solve each pass: conjugate
-/// gradients stop after `max_iterations` or when the residual is below
-/// `tolerance` times the right-hand side's. An island that does not
-/// converge uses its last iterate and is reported once (a
+/// How islands with [`ImplicitSprings`] solve each pass.
+///
+/// By default ([`ImplicitSolver::Auto`]) an island whose matrix factors
+/// cheaply (a rope, a chain, a ragdoll's tree) is solved exactly by a
+/// sparse factorisation, and any other (a cloth) by
+/// conjugate gradients, which stop after `max_iterations` or when the
+/// residual is below `tolerance` times the right-hand side's. An island
+/// that does not converge uses its last iterate and is reported once (a
 /// [`PhysicsWarning`](crate::PhysicsWarning) with
 /// [`PhysicsIssue::ImplicitNotConverged`](crate::PhysicsIssue::ImplicitNotConverged)).
 ///
@@ -111,11 +115,51 @@ pub struct ImplicitSprings;
 #[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Resource, Default, Debug, PartialEq, Clone)]
 pub struct ImplicitSettings {
-    /// Iterations per island and pass, at most (default 100).
+    /// Conjugate-gradient iterations per island and pass, at most (default
+    /// 100).
     pub max_iterations: u32,
-    /// The relative residual at which an island's solve stops (default
+    /// The relative residual at which conjugate gradients stop (default
     /// 1e-5).
     pub tolerance: f32,
+    /// Direct, iterative, or chosen per island (default
+    /// [`ImplicitSolver::Auto`]).
+    pub solver: ImplicitSolver,
+}
+
+/// How an implicit island's linear system is solved
+/// ([`ImplicitSettings::solver`]).
+///
+/// A direct solve is exact and costs, for a chain or a tree, about as much
+/// as two explicit passes; its cost grows with the fill of the factor,
+/// which for a square cloth of `n` bodies grows faster than `n`.
+/// Conjugate gradients cost a fixed amount per iteration, and need more
+/// iterations as islands grow longer and stiffer.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // Conjugate gradients for every island, to a looser tolerance.
+/// let settings = ImplicitSettings {
+///     solver: ImplicitSolver::ConjugateGradients,
+///     tolerance: 1e-3,
+///     ..default()
+/// };
+/// # App::new().insert_resource(settings);
+/// ```
+#[derive(Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[reflect(Default, Debug, PartialEq, Clone)]
+pub enum ImplicitSolver {
+    /// A direct solve where the island's factor needs at most 8 block
+    /// updates per body and spring (every chain and tree, and meshes with
+    /// little fill), conjugate gradients elsewhere (a cloth of 8×8 bodies
+    /// with shear and bend springs needs 12, and more as it grows).
+    #[default]
+    Auto,
+    /// A direct solve for every island, whatever it costs.
+    Direct,
+    /// Conjugate gradients for every island.
+    ConjugateGradients,
 }
 
 impl ImplicitSettings {
@@ -123,11 +167,13 @@ impl ImplicitSettings {
     /// non-negative tolerance (else the default's).
     ///
     /// ```
+    /// # use bevy::prelude::*;
     /// # use bevy_euler_physics::prelude::*;
-    /// let bad = ImplicitSettings { max_iterations: 0, tolerance: f32::NAN };
+    /// let bad = ImplicitSettings { max_iterations: 0, tolerance: f32::NAN, ..default() };
     /// assert_eq!(bad.cg().max_iterations, 1);
     /// ```
     pub fn cg(&self) -> crate::kernels::implicit::Cg {
+        use crate::kernels::implicit::Method;
         let tolerance = if self.tolerance.is_finite() && self.tolerance >= 0.0 {
             self.tolerance
         } else {
@@ -136,6 +182,11 @@ impl ImplicitSettings {
         crate::kernels::implicit::Cg {
             max_iterations: self.max_iterations.max(1),
             tolerance,
+            method: match self.solver {
+                ImplicitSolver::Auto => Method::Auto,
+                ImplicitSolver::Direct => Method::Direct,
+                ImplicitSolver::ConjugateGradients => Method::ConjugateGradients,
+            },
         }
     }
 }
@@ -145,6 +196,7 @@ impl Default for ImplicitSettings {
         Self {
             max_iterations: 100,
             tolerance: 1e-5,
+            solver: ImplicitSolver::Auto,
         }
     }
 }

@@ -14,30 +14,60 @@
 //! and `K = k·(n·nᵀ + max(0, 1 − L/l)·(I − n·nᵀ))` (to `−∂f/∂x`): the
 //! full stiffness along the spring, and the geometric term across it,
 //! dropped while the spring is compressed so that the matrix stays
-//! positive definite. The system is solved by conjugate gradients with a
-//! Jacobi preconditioner, matrix-free, over the island's rows in row order
-//! and its bodies in slot order, so the result does not depend on threads.
-//! Fixed bodies are boundary conditions (their `Δv` is zero; their
-//! velocities enter `∂f/∂x·v`).
+//! positive definite. The system is solved directly, by a sparse block
+//! `LDLᵀ` factorisation ([`ldlt`](crate::kernels::ldlt)) whose structure
+//! is found once per layout, when that factor is cheap (chains, trees,
+//! small meshes), and otherwise by conjugate gradients with a Jacobi
+//! preconditioner, matrix-free, over the island's rows in row order and
+//! its bodies in slot order ([`Method`]). Both run in a fixed order, so
+//! the result does not depend on threads. Fixed bodies are boundary
+//! conditions (their `Δv` is zero; their velocities enter `∂f/∂x·v`).
 
 use bevy::math::{Mat3A, Vec3A};
 
+use crate::kernels::ldlt::{Symbolic, analyse};
 use crate::kernels::springs::SpringRow;
 
-/// How the conjugate gradients stop.
+/// How an island's system is solved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// Factored directly when its factor is cheap (a chain, a tree, a
+    /// small mesh: see [`DIRECT_BUDGET`]), by conjugate gradients
+    /// otherwise.
+    #[default]
+    Auto,
+    /// Always factored directly (sparse `LDLᵀ`), however much fill.
+    Direct,
+    /// Always by conjugate gradients.
+    ConjugateGradients,
+}
+
+/// Under [`Method::Auto`], an island is factored directly while its
+/// factorisation needs at most this many block updates per body and
+/// spring (a chain or a tree needs fewer than one; a cloth with shear and
+/// bend springs 12 at 8×8 bodies, 217 at 40×40: its fill grows with its
+/// side).
+pub const DIRECT_BUDGET: usize = 8;
+
+/// How the solves run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cg {
-    /// At most this many iterations.
+    /// Conjugate gradients: at most this many iterations.
     pub max_iterations: u32,
-    /// Stop when the preconditioned residual is this small against the
-    /// right-hand side's.
+    /// Conjugate gradients stop when the residual is this small against
+    /// the right-hand side's.
     pub tolerance: f32,
+    /// Direct, iterative, or chosen per island.
+    pub method: Method,
 }
 
 /// How a solve ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Solved {
-    /// Within the tolerance, after this many iterations.
+    /// Solved by factoring the matrix (exact up to rounding).
+    Factored,
+    /// Conjugate gradients within the tolerance, after this many
+    /// iterations.
     Converged(u32),
     /// Not within the tolerance after the cap: the last iterate is used
     /// (from `Δv = 0`, each iterate is the A-orthogonal projection of the
@@ -51,9 +81,48 @@ pub enum Solved {
     Failed,
 }
 
+impl Solved {
+    /// Whether the solve reached its answer (factored, or converged).
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Solved::Factored | Solved::Converged(_))
+    }
+}
+
+/// How one island is solved, found once per layout: the structure of its
+/// factor, or conjugate gradients.
+#[derive(Debug, Clone)]
+pub enum Plan {
+    Direct(Symbolic),
+    ConjugateGradients,
+}
+
+/// The plan for `island` under `method`: its springs between two of its
+/// dynamic bodies couple their unknowns.
+pub fn plan(island: &Island, method: Method) -> Plan {
+    let budget = match method {
+        Method::ConjugateGradients => return Plan::ConjugateGradients,
+        Method::Direct => usize::MAX,
+        Method::Auto => DIRECT_BUDGET * (island.n + island.rows.len()),
+    };
+    let local = |slot: u32| island.local(slot);
+    let edges: Vec<(u32, u32)> = island
+        .rows
+        .iter()
+        .map(|row| match (local(row.a), local(row.b)) {
+            (Some(a), Some(b)) => (a as u32, b as u32),
+            (Some(i), None) | (None, Some(i)) => (i as u32, i as u32),
+            (None, None) => (0, 0),
+        })
+        .collect();
+    analyse(island.n, &edges, budget).map_or(Plan::ConjugateGradients, Plan::Direct)
+}
+
 /// Reusable buffers of a solve, per island.
 #[derive(Debug, Default)]
 pub struct Scratch {
+    /// Per dynamic slot of the island, its mass (0 for a slot made fixed
+    /// since the layout).
+    mass: Vec<f32>,
     blocks: Vec<Mat3A>,
     dv: Vec<Vec3A>,
     r: Vec<Vec3A>,
@@ -61,6 +130,8 @@ pub struct Scratch {
     p: Vec<Vec3A>,
     q: Vec<Vec3A>,
     diag: Vec<Vec3A>,
+    factor: Vec<Mat3A>,
+    column: Vec<Mat3A>,
 }
 
 /// One island: its dynamic slots `base..base + n` and its springs.
@@ -70,13 +141,25 @@ pub struct Island<'a> {
     pub rows: &'a [SpringRow],
 }
 
+impl Island<'_> {
+    /// The island's index of `slot`, if it is one of its dynamic slots.
+    #[inline]
+    fn local(&self, slot: u32) -> Option<usize> {
+        (slot as usize)
+            .checked_sub(self.base)
+            .filter(|&i| i < self.n)
+    }
+}
+
 /// What a solve reads, for all slots.
 pub struct State<'a> {
     pub pos: &'a [Vec3A],
     pub vel: &'a [Vec3A],
     pub inv_mass: &'a [f32],
-    /// The spring forces at the start of the pass.
-    pub springs: &'a [Vec3A],
+    /// Per slot, whether it can be stepped, when some slot of the step
+    /// cannot (a spring to such a slot then acts on nothing, as in
+    /// [`add_spring_forces`](crate::kernels::springs::add_spring_forces)).
+    pub valid: Option<&'a [bool]>,
     /// The other forces of the pass (your forces and constant forces),
     /// when any body of the step has one.
     pub extra: Option<(&'a [Vec3A], &'a [Vec3A])>,
@@ -93,29 +176,190 @@ impl State<'_> {
     }
 }
 
-/// The stiffness and damping blocks of a spring with its ends `d` apart,
-/// scaled into one block `h·C + h²·K` of the system matrix; zero for a
-/// spring of zero (or non-finite) length.
+/// A spring's part of the system, with its ends `d` apart and moving at
+/// `dv` relative to each other: its block `h·C + h²·K` of the matrix, and
+/// its part of the right-hand side on its first end, `h·f + h²·K·dv` (the
+/// second end takes the opposite); both zero for a spring of zero (or
+/// non-finite) length, which has no direction.
 #[inline]
-pub fn spring_block(d: Vec3A, row: &SpringRow, h: f32) -> (Mat3A, Mat3A) {
+fn spring_terms(d: Vec3A, dv: Vec3A, row: &SpringRow, h: f32) -> (Mat3A, Vec3A) {
     let length = d.length();
     if !(length.is_finite() && length > 0.0) {
-        return (Mat3A::ZERO, Mat3A::ZERO);
+        return (Mat3A::ZERO, Vec3A::ZERO);
     }
     let n = d / length;
-    let along = Mat3A::from_cols(n * n.x, n * n.y, n * n.z);
-    let across = Mat3A::IDENTITY - along;
+    // K = k·(n·nᵀ + g·(I − n·nᵀ)) = k·g·I + k·(1 − g)·n·nᵀ, with g the
+    // geometric factor.
     let geometric = (1.0 - row.rest / length).max(0.0);
-    let k = along * row.k + across * (row.k * geometric);
-    (along * (h * row.c) + k * (h * h), k)
+    let (isotropic, along) = (row.k * geometric, row.k * (1.0 - geometric));
+    let stretch = row.k * (length - row.rest) + row.c * dv.dot(n);
+    let scale = h * row.c + h * h * along;
+    let outer = Mat3A::from_cols(n * (n.x * scale), n * (n.y * scale), n * (n.z * scale));
+    let kdv = isotropic * dv + n * (along * dv.dot(n));
+    (
+        outer + Mat3A::from_diagonal(bevy::math::Vec3::splat(h * h * isotropic)),
+        h * stretch * n + (h * h) * kdv,
+    )
 }
 
-/// Solves the island's velocity change into `dv` (one per dynamic slot of
-/// the island).
-pub fn solve_island(island: &Island, state: &State, cg: Cg, scratch: &mut Scratch) -> Solved {
+/// Solves the island's velocity change and writes into `springs`, per
+/// dynamic slot of the island, the force `F` with
+/// `v + h·(g + w·(F + extra)) = v + Δv`: the spring force the kick then
+/// takes (see [`Scratch::dv`] for `Δv` itself). The springs' own forces
+/// at the start of the pass are computed here, with their blocks.
+pub fn solve_island(
+    island: &Island,
+    state: &State,
+    (cg, plan): (Cg, &Plan),
+    scratch: &mut Scratch,
+    springs: &mut [Vec3A],
+) -> Solved {
+    let direct_plan = match plan {
+        Plan::Direct(symbolic) => Some(symbolic),
+        Plan::ConjugateGradients => None,
+    };
+    scratch.mass.clear();
+    scratch.mass.extend((0..island.n).map(|i| {
+        let w = state.inv_mass[island.base + i];
+        if w > 0.0 { 1.0 / w } else { 0.0 }
+    }));
+    let solved = match direct_plan {
+        Some(symbolic) => direct(island, state, symbolic, scratch),
+        None => {
+            let Scratch {
+                mass,
+                blocks,
+                r,
+                diag,
+                ..
+            } = &mut *scratch;
+            blocks.clear();
+            diag.clear();
+            diag.extend(mass.iter().map(|&m| Vec3A::splat(m)));
+            let finite = assemble(island, state, (mass, r), |_, (a, b), block| {
+                blocks.push(block);
+                let d = Vec3A::new(block.x_axis.x, block.y_axis.y, block.z_axis.z);
+                for i in [a, b].into_iter().flatten() {
+                    diag[i] += d;
+                }
+            });
+            if finite && diag.iter().all(|d| d.is_finite() && d.min_element() > 0.0) {
+                conjugate_gradients(island, state.inv_mass, cg, scratch)
+            } else {
+                Solved::Failed
+            }
+        }
+    };
+    if solved == Solved::Failed {
+        fail(island, state, &mut scratch.dv);
+    }
+    effective_forces(island, state, (&scratch.mass, &scratch.dv), springs);
+    solved
+}
+
+/// The right-hand side `h·f − h²·K·v` into `r` (with `f` every force at
+/// the start of the pass: the springs', computed here, gravity and the
+/// others), and each row's block `h·C + h²·K` to `block(row, (a, b),
+/// block)` with its ends' places in the island (`None` for a fixed end);
+/// false if the right-hand side is not finite.
+fn assemble(
+    island: &Island,
+    state: &State,
+    (mass, r): (&[f32], &mut Vec<Vec3A>),
+    mut block: impl FnMut(usize, (Option<usize>, Option<usize>), Mat3A),
+) -> bool {
+    let (base, h) = (island.base, state.h);
+    r.clear();
+    r.extend(
+        mass.iter()
+            .enumerate()
+            .map(|(i, &m)| h * (state.extra(base + i) + m * state.g)),
+    );
+    for (e, row) in island.rows.iter().enumerate() {
+        let (a, b) = (row.a as usize, row.b as usize);
+        let ends = (island.local(row.a), island.local(row.b));
+        if state.valid.is_some_and(|valid| !(valid[a] && valid[b])) {
+            block(e, ends, Mat3A::ZERO);
+            continue;
+        }
+        let (d, dvel) = (state.pos[b] - state.pos[a], state.vel[b] - state.vel[a]);
+        let (terms, on_a) = spring_terms(d, dvel, row, h);
+        block(e, ends, terms);
+        if let Some(i) = ends.0 {
+            r[i] += on_a;
+        }
+        if let Some(j) = ends.1 {
+            r[j] -= on_a;
+        }
+    }
+    dot(r, r).is_finite()
+}
+
+/// Assembles the matrix into the factor's blocks, factors it and solves:
+/// a body made fixed since the layout (inverse mass 0) keeps its velocity
+/// and couples to nothing.
+fn direct(island: &Island, state: &State, symbolic: &Symbolic, scratch: &mut Scratch) -> Solved {
     let (base, n) = (island.base, island.n);
-    let h = state.h;
-    let local = |slot: u32| (slot as usize).checked_sub(base).filter(|&i| i < n);
+    let Scratch {
+        mass,
+        dv,
+        r,
+        z,
+        factor,
+        column,
+        ..
+    } = scratch;
+    factor.clear();
+    factor.resize(symbolic.blocks(), Mat3A::ZERO);
+    let mut fixed_since = false;
+    for (i, &m) in mass.iter().enumerate() {
+        fixed_since |= m <= 0.0;
+        factor[symbolic.diagonal(i as u32)] = if m > 0.0 {
+            Mat3A::from_diagonal(bevy::math::Vec3::splat(m))
+        } else {
+            Mat3A::IDENTITY
+        };
+    }
+    let dynamic = |i: Option<usize>| i.filter(|&i| state.inv_mass[base + i] > 0.0);
+    let finite = assemble(island, state, (mass, r), |e, (a, b), block| {
+        let (a, b) = if fixed_since {
+            (dynamic(a), dynamic(b))
+        } else {
+            (a, b)
+        };
+        for i in [a, b].into_iter().flatten() {
+            factor[symbolic.diagonal(i as u32)] += block;
+        }
+        if let (Some(_), Some(_), Some(entry)) = (a, b, symbolic.edge(e)) {
+            factor[entry] -= block;
+        }
+    });
+    if !finite {
+        return Solved::Failed;
+    }
+    if fixed_since {
+        for (i, r) in r.iter_mut().enumerate() {
+            if state.inv_mass[base + i] <= 0.0 {
+                *r = Vec3A::ZERO;
+            }
+        }
+    }
+    if !symbolic.factor(factor, column) {
+        return Solved::Failed;
+    }
+    dv.clear();
+    dv.resize(n, Vec3A::ZERO);
+    symbolic.solve(factor, r, dv, z);
+    if dv.iter().all(|dv| dv.is_finite()) {
+        Solved::Factored
+    } else {
+        Solved::Failed
+    }
+}
+
+/// Conjugate gradients with the Jacobi preconditioner, from `Δv = 0`.
+fn conjugate_gradients(island: &Island, inv_mass: &[f32], cg: Cg, scratch: &mut Scratch) -> Solved {
+    let n = island.n;
     let Scratch {
         blocks,
         dv,
@@ -124,45 +368,13 @@ pub fn solve_island(island: &Island, state: &State, cg: Cg, scratch: &mut Scratc
         p,
         q,
         diag,
+        ..
     } = scratch;
-    for v in [&mut *dv, &mut *r, &mut *z, &mut *p, &mut *q, &mut *diag] {
+    for v in [&mut *dv, &mut *z, &mut *p, &mut *q] {
         v.clear();
         v.resize(n, Vec3A::ZERO);
     }
-    blocks.clear();
-    // The right-hand side h·f − h²·K·v, the diagonal of the matrix, and
-    // each row's block h·C + h²·K.
-    for i in 0..n {
-        let s = base + i;
-        let w = state.inv_mass[s];
-        let m = if w > 0.0 { 1.0 / w } else { 0.0 };
-        r[i] = h * (state.springs[s] + state.extra(s) + m * state.g);
-        diag[i] = Vec3A::splat(m);
-    }
-    for row in island.rows {
-        let (a, b) = (row.a as usize, row.b as usize);
-        let (block, k) = spring_block(state.pos[b] - state.pos[a], row, h);
-        blocks.push(block);
-        // On `a`: −K·(v_a − v_b); on `b`, the opposite.
-        let kv = (k * (state.vel[a] - state.vel[b])) * (h * h);
-        let d = Vec3A::new(block.x_axis.x, block.y_axis.y, block.z_axis.z);
-        if let Some(i) = local(row.a) {
-            r[i] -= kv;
-            diag[i] += d;
-        }
-        if let Some(j) = local(row.b) {
-            r[j] += kv;
-            diag[j] += d;
-        }
-    }
     let rhs = dot(r, r).sqrt();
-    if !rhs.is_finite()
-        || diag
-            .iter()
-            .any(|d| !(d.is_finite() && d.min_element() > 0.0))
-    {
-        return fail(island, state, dv);
-    }
     if rhs == 0.0 {
         return Solved::Converged(0);
     }
@@ -172,10 +384,10 @@ pub fn solve_island(island: &Island, state: &State, cg: Cg, scratch: &mut Scratc
     p.copy_from_slice(z);
     let mut rz = dot(r, z);
     for iteration in 0..cg.max_iterations {
-        multiply(island, blocks, state.inv_mass, p, q);
+        multiply(island, blocks, inv_mass, p, q);
         let pq = dot(p, q);
         if !(pq.is_finite() && pq > 0.0) {
-            return fail(island, state, dv);
+            return Solved::Failed;
         }
         let alpha = rz / pq;
         for i in 0..n {
@@ -184,7 +396,7 @@ pub fn solve_island(island: &Island, state: &State, cg: Cg, scratch: &mut Scratc
         }
         let residual = dot(r, r).sqrt();
         if !residual.is_finite() {
-            return fail(island, state, dv);
+            return Solved::Failed;
         }
         if residual <= cg.tolerance * rhs {
             return Solved::Converged(iteration + 1);
@@ -210,9 +422,8 @@ fn multiply(island: &Island, blocks: &[Mat3A], inv_mass: &[f32], p: &[Vec3A], q:
         let w = inv_mass[base + i];
         q[i] = if w > 0.0 { p[i] / w } else { Vec3A::ZERO };
     }
-    let local = |slot: u32| (slot as usize).checked_sub(base).filter(|&i| i < n);
     for (row, block) in island.rows.iter().zip(blocks) {
-        let (a, b) = (local(row.a), local(row.b));
+        let (a, b) = (island.local(row.a), island.local(row.b));
         let pa = a.map_or(Vec3A::ZERO, |i| p[i]);
         let pb = b.map_or(Vec3A::ZERO, |j| p[j]);
         let f = *block * (pa - pb);
@@ -232,40 +443,44 @@ fn dot(a: &[Vec3A], b: &[Vec3A]) -> f32 {
 
 /// The fallback: gravity and the forces other than springs, as an
 /// explicit kick would give them, with the springs out of this pass.
-fn fail(island: &Island, state: &State, dv: &mut [Vec3A]) -> Solved {
-    for (i, dv) in dv.iter_mut().enumerate() {
+fn fail(island: &Island, state: &State, dv: &mut Vec<Vec3A>) {
+    dv.clear();
+    dv.extend((0..island.n).map(|i| {
         let s = island.base + i;
         let change = state.h * (state.g + state.inv_mass[s] * state.extra(s));
-        *dv = if change.is_finite() {
+        if change.is_finite() {
             change
+        } else {
+            Vec3A::ZERO
+        }
+    }));
+}
+
+/// The spring forces that give the velocity changes `dv` in the kick,
+/// `v + h·(g + w·(F + extra))`: `F = (Δv/h − g)/w − extra`, per dynamic
+/// slot of the island (zero for a slot made fixed since the layout, which
+/// the kick leaves alone).
+fn effective_forces(
+    island: &Island,
+    state: &State,
+    (mass, dv): (&[f32], &[Vec3A]),
+    springs: &mut [Vec3A],
+) {
+    let per_h = state.h.recip();
+    for (i, (f, (&m, dv))) in springs.iter_mut().zip(mass.iter().zip(dv)).enumerate() {
+        *f = if m > 0.0 {
+            m * (*dv * per_h - state.g) - state.extra(island.base + i)
         } else {
             Vec3A::ZERO
         };
     }
-    Solved::Failed
 }
 
+#[cfg(test)]
 impl Scratch {
     /// The velocity change of the last solve, per dynamic slot of the
     /// island.
     pub fn dv(&self) -> &[Vec3A] {
-        &self.dv
-    }
-
-    /// Turns the last solve's velocity changes into the spring forces that
-    /// give them in the kick, `v + h·(g + w·(F + extra))`: `F = (Δv/h − g)/w
-    /// − extra`, per dynamic slot of the island (a slot made fixed since the
-    /// rebuild keeps its spring force). Returns them, in place of `dv`.
-    pub fn effective_forces(&mut self, island: &Island, state: &State) -> &[Vec3A] {
-        for (i, f) in self.dv.iter_mut().enumerate() {
-            let s = island.base + i;
-            let w = state.inv_mass[s];
-            *f = if w > 0.0 {
-                (*f / state.h - state.g) / w - state.extra(s)
-            } else {
-                state.springs[s]
-            };
-        }
         &self.dv
     }
 }
@@ -273,15 +488,17 @@ impl Scratch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::springs::add_spring_forces;
 
     const CG: Cg = Cg {
         max_iterations: 100,
         tolerance: 1e-6,
+        method: Method::ConjugateGradients,
     };
 
     /// Solves an island of `inv_mass.len()` slots whose fixed slots (inverse
-    /// mass 0) come last, with gravity `g`.
+    /// mass 0) come last, with gravity `g`, by `cg`'s method (and checks
+    /// that the other method gives the same velocity changes when both
+    /// solve).
     fn solve(
         rows: &[SpringRow],
         pos: &[Vec3A],
@@ -290,23 +507,44 @@ mod tests {
         (g, h): (Vec3A, f32),
         cg: Cg,
     ) -> (Solved, Vec<Vec3A>) {
-        let n = inv_mass.iter().filter(|&&w| w > 0.0).count();
-        let mut springs = vec![Vec3A::ZERO; pos.len()];
-        let valid = vec![true; pos.len()];
-        add_spring_forces(rows, (pos, vel, &valid), false, 0, &mut springs);
-        let state = State {
-            pos,
-            vel,
-            inv_mass,
-            springs: &springs,
-            extra: None,
-            g,
-            h,
+        let run = |method: Method| {
+            let n = inv_mass.iter().filter(|&&w| w > 0.0).count();
+            let mut springs = vec![Vec3A::ZERO; pos.len()];
+            let state = State {
+                pos,
+                vel,
+                inv_mass,
+                valid: None,
+                extra: None,
+                g,
+                h,
+            };
+            let island = Island { base: 0, n, rows };
+            let mut scratch = Scratch::default();
+            let cg = Cg { method, ..cg };
+            let plan = plan(&island, method);
+            let solved = solve_island(
+                &island,
+                &state,
+                (cg, &plan),
+                &mut scratch,
+                &mut springs[..n],
+            );
+            (solved, scratch.dv().to_vec())
         };
-        let island = Island { base: 0, n, rows };
-        let mut scratch = Scratch::default();
-        let solved = solve_island(&island, &state, cg, &mut scratch);
-        (solved, scratch.dv().to_vec())
+        let (solved, dv) = run(cg.method);
+        let other = match cg.method {
+            Method::ConjugateGradients => Method::Direct,
+            _ => Method::ConjugateGradients,
+        };
+        let (also, dv_also) = run(other);
+        if solved.is_ok() && also.is_ok() {
+            for (a, b) in dv.iter().zip(&dv_also) {
+                let scale = a.length().max(b.length()).max(1e-3);
+                assert!((*a - *b).length() <= 1e-3 * scale, "{a} against {b}");
+            }
+        }
+        (solved, dv)
     }
 
     /// One body on a spring to a fixed anchor, along x: the 1D backward
@@ -462,6 +700,7 @@ mod tests {
         let capped = Cg {
             max_iterations: 1,
             tolerance: 1e-9,
+            method: Method::ConjugateGradients,
         };
         let (solved, dv) = solve(
             &rows,

@@ -9,6 +9,7 @@ pub mod broad;
 pub mod constraints;
 pub mod implicit;
 pub mod integrate;
+pub mod ldlt;
 pub mod origin;
 pub mod parts;
 pub mod springs;

@@ -81,6 +81,11 @@ pub(crate) struct Group {
     pub rounds: Range<usize>,
     /// Its pairs of round bodies within reach, this step.
     pub pairs: Range<usize>,
+    /// An implicit group's plan per island (a factor's structure, or
+    /// conjugate gradients) and the method they were made for; made at the
+    /// first pass after the layout.
+    pub plans: Vec<crate::kernels::implicit::Plan>,
+    pub planned: Option<crate::kernels::implicit::Method>,
 }
 
 /// One island, as the last rebuild found it.
@@ -154,10 +159,13 @@ pub(crate) struct SolverState {
     /// The impulses limits hold at their bounds in the current pass.
     pub held: Vec<f32>,
     pub broad: BroadPhase,
-    /// The buffers of the implicit solves, and the islands whose solve
-    /// did not converge or failed in this step (by their first slot), for
-    /// the end of the step to report.
-    pub implicit: crate::kernels::implicit::Scratch,
+    /// The buffers of the implicit solves, one per part of a pass, and the
+    /// islands whose solve did not converge or failed in this step (by
+    /// their first slot), for the end of the step to report.
+    pub implicit: Vec<(
+        crate::kernels::implicit::Scratch,
+        Vec<(u32, crate::kernels::implicit::Solved)>,
+    )>,
     pub implicit_trouble: Vec<(u32, crate::kernels::implicit::Solved)>,
     /// Islands (by their first body) already reported for an implicit
     /// solve, until it succeeds again.

@@ -16,7 +16,7 @@ use crate::data::constraints::ConstraintSettings;
 use crate::kernels::constraints::{
     Bodies, Joints, Relaxed, Rounds, WarmStart, find_contacts, find_pair_contacts, solve,
 };
-use crate::kernels::implicit::{Cg, Island, Solved, State, solve_island};
+use crate::kernels::implicit::{Cg, Island, State, plan, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
 use crate::kernels::parts::{Span, balance, pieces};
 use crate::kernels::springs::add_spring_forces;
@@ -55,7 +55,8 @@ pub(crate) struct Pass {
 /// The four stages of a pass, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stage {
-    /// Spring forces into `SolverState::force`.
+    /// Spring forces into `SolverState::force` (implicit groups: nothing;
+    /// their solve in the kick computes them).
     Forces,
     /// `v ← (v + h·(g + w·F)) / (1 + h·c)`.
     Kick,
@@ -107,13 +108,18 @@ impl Pass {
     /// the compute task pool when it is large and has several islands, or
     /// else as one part on this thread (nothing allocated).
     fn parts(&self, solver: &SolverState) -> Parts {
+        self.parts_from(solver, self.parallel_threshold)
+    }
+
+    /// [`parts`](Self::parts), for groups of at least `threshold` slots.
+    fn parts_from(&self, solver: &SolverState, threshold: usize) -> Parts {
         let group = &solver.groups[self.group];
         let whole = Span {
             slots: group.slots.clone(),
             rows: group.rows.clone(),
         };
         match ComputeTaskPool::try_get()
-            .filter(|_| group.slots.len() >= self.parallel_threshold && group.islands.len() > 1)
+            .filter(|_| group.slots.len() >= threshold && group.islands.len() > 1)
         {
             // At least two parts: the calling thread works on one while it
             // waits.
@@ -122,8 +128,12 @@ impl Pass {
         }
     }
 
-    /// Spring forces, each part into its own bodies' slots.
+    /// Spring forces, each part into its own bodies' slots (an implicit
+    /// group's solve computes its own, in the kick).
     fn forces(&self, solver: &mut SolverState) {
+        if solver.groups[self.group].implicit {
+            return;
+        }
         let cut = self.parts(solver);
         let (pool, parts) = (cut.pool(), cut.spans());
         let base = solver.groups[self.group].slots.start;
@@ -174,37 +184,77 @@ impl Pass {
     /// For a group stepped implicitly: each island's backward-Euler
     /// velocity change `Δv` (see [`implicit`](crate::kernels::implicit)),
     /// written into its bodies' spring forces as the force that gives that
-    /// change in the kick, `m·(Δv/h − g)` less the other forces. One
-    /// island after another on this thread, so the bits do not depend on
-    /// threads.
+    /// change in the kick, `m·(Δv/h − g)` less the other forces. Islands
+    /// are independent: large groups split them over threads, and each
+    /// island's bits are the same on any thread.
     fn implicit(&self, solver: &mut SolverState) {
-        let mut scratch = core::mem::take(&mut solver.implicit);
-        let extra = !solver.extra_slots.is_empty();
-        for k in 0..solver.groups[self.group].islands.len() {
-            let span = solver.groups[self.group].islands[k].clone();
-            let (base, n) = (span.slots.start, span.slots.len());
-            let state = State {
-                pos: &solver.pos,
-                vel: &solver.vel,
-                inv_mass: &solver.inv_mass,
-                springs: &solver.force,
-                extra: extra.then_some((&solver.pending[..], &solver.constant[..])),
-                g: self.g,
-                h: self.h,
-            };
-            let island = Island {
-                base,
-                n,
-                rows: &solver.springs[span.rows.clone()],
-            };
-            let solved = solve_island(&island, &state, self.cg, &mut scratch);
-            scratch.effective_forces(&island, &state);
-            solver.force[base..base + n].copy_from_slice(scratch.dv());
-            if !matches!(solved, Solved::Converged(_)) {
-                solver.implicit_trouble.push((base as u32, solved));
+        self.plan_islands(solver);
+        // An implicit body costs several explicit passes: split sooner.
+        let cut = self.parts_from(solver, (self.parallel_threshold / 16).max(1));
+        let (pool, parts) = (cut.pool(), cut.spans());
+        let mut buffers = core::mem::take(&mut solver.implicit);
+        buffers.resize_with(buffers.len().max(parts.len()), Default::default);
+        let group = &solver.groups[self.group];
+        let base = group.slots.start;
+        let state = State {
+            pos: &solver.pos,
+            vel: &solver.vel,
+            inv_mass: &solver.inv_mass,
+            valid: solver.pass_has_invalid.then_some(&solver.valid[..]),
+            extra: (!solver.extra_slots.is_empty())
+                .then_some((&solver.pending[..], &solver.constant[..])),
+            g: self.g,
+            h: self.h,
+        };
+        let (islands, plans, rows) = (&group.islands, &group.plans, &solver.springs[..]);
+        let forces = pieces(&mut solver.force[base..], base, parts);
+        let jobs = parts.iter().zip(forces).zip(buffers.iter_mut());
+        for_each_part(pool, jobs, |((part, force), (scratch, trouble))| {
+            trouble.clear();
+            for (span, plan) in islands.iter().zip(plans) {
+                if !(part.slots.start <= span.slots.start && span.slots.end <= part.slots.end) {
+                    continue;
+                }
+                let island = Island {
+                    base: span.slots.start,
+                    n: span.slots.len(),
+                    rows: &rows[span.rows.clone()],
+                };
+                let local = span.slots.start - part.slots.start..span.slots.end - part.slots.start;
+                let solved =
+                    solve_island(&island, &state, (self.cg, plan), scratch, &mut force[local]);
+                if !solved.is_ok() {
+                    trouble.push((island.base as u32, solved));
+                }
             }
+            false
+        });
+        for (_, trouble) in &buffers[..parts.len()] {
+            solver.implicit_trouble.extend_from_slice(trouble);
         }
-        solver.implicit = scratch;
+        solver.implicit = buffers;
+    }
+
+    /// Makes each island's plan of this implicit group, once per layout
+    /// (and again if the method changes).
+    fn plan_islands(&self, solver: &mut SolverState) {
+        let group = &mut solver.groups[self.group];
+        if group.planned == Some(self.cg.method) && group.plans.len() == group.islands.len() {
+            return;
+        }
+        group.plans = group
+            .islands
+            .iter()
+            .map(|span| {
+                let island = Island {
+                    base: span.slots.start,
+                    n: span.slots.len(),
+                    rows: &solver.springs[span.rows.clone()],
+                };
+                plan(&island, self.cg.method)
+            })
+            .collect();
+        group.planned = Some(self.cg.method);
     }
 
     /// Clears the forces the kick took, in this group's slots.
