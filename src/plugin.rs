@@ -27,7 +27,8 @@ use crate::data::settings::{
 use crate::interpolation;
 use crate::snapshot::{BodyState, PhysicsSnapshot};
 use crate::solver::{
-    SolverState, contacts, frequency, gather, origin, rebuild, report, scatter, sleep, wakes,
+    SolverState, contacts, energy, frequency, gather, origin, rebuild, report, scatter, sleep,
+    wakes,
 };
 use crate::step::{
     BuiltIn, CurrentPass, StepEnd, StepStart, SteppedElsewhere, SubstepUsers, built_in, run_step,
@@ -178,6 +179,7 @@ impl Plugin for EulerPhysicsPlugin {
                     scatter::scatter,
                     report::report_invalid_bodies,
                     report::report_implicit,
+                    energy::watch_energy,
                     sleep::update_sleep,
                     origin::float_origin,
                 )

@@ -21,6 +21,8 @@
 //! StepEnd (single-threaded schedule, chained)
 //!   scatter               each Body and PositionHistory written once
 //!   report_invalid_bodies freeze and report bodies that went non-finite
+//!   report_implicit       implicit solves that did not converge
+//!   watch_energy          islands whose energy climbs with nothing pushing them
 //!   update_sleep          resting islands fall asleep
 //!   float_origin          the origin follows a FloatingOrigin, by whole cells
 //! ```
@@ -122,6 +124,7 @@ pub(crate) fn run_step(world: &mut World) {
     let timestep = world.resource::<Time<Fixed>>().timestep();
     let gravity = world.resource::<Gravity>().0;
     let g = checked_gravity(gravity, &mut world.resource_mut::<SolverState>());
+    world.resource_mut::<SolverState>().gravity = g;
     let settings = *world.resource::<PhysicsSettings>();
     let base = Pass {
         group: 0,

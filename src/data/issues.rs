@@ -137,6 +137,18 @@ pub enum PhysicsIssue {
     /// a system it cannot solve: for this pass, its springs acted on
     /// nothing (gravity, your forces and damping still did).
     ImplicitFailed,
+    /// The energy of this body's island grew while nothing pushed it: the
+    /// step is heating it (see [`Island::load`](crate::Island::load) for
+    /// what the stability bound does not see). Said once per island until
+    /// its islands change. A warning only.
+    EnergyGrowth {
+        /// Joules gained over the lowest energy seen since the island was
+        /// last changed, pushed or edited (its step-corrected mechanical
+        /// energy: kinetic, springs' and gravity's).
+        gained: f32,
+        /// The most kinetic energy it had over that time, in joules.
+        kinetic: f32,
+    },
 }
 
 impl fmt::Display for PhysicsIssue {
@@ -228,6 +240,10 @@ impl fmt::Display for PhysicsIssue {
             } => write!(
                 f,
                 "the implicit solve of its island stopped at {iterations} iterations with a relative residual of {residual:e}; raise ImplicitSettings::max_iterations or the tolerance"
+            ),
+            Self::EnergyGrowth { gained, kinetic } => write!(
+                f,
+                "the island's energy grew by {gained:.3e} J with nothing pushing it (its kinetic energy peaked at {kinetic:.3e} J): the step adds energy. Typical cause: undamped springs whose ends pass through each other within one step; Damping, spring damping, Substeps or ImplicitSprings stop it"
             ),
             Self::ImplicitFailed => write!(
                 f,

@@ -203,6 +203,12 @@ impl Island {
     /// island is stable; 0 for an island without springs, and for one with
     /// [`ImplicitSprings`](crate::ImplicitSprings), stable at any step.
     ///
+    /// The bound is linear: it does not see a spring whose ends pass
+    /// through each other within one step (an undamped rope whipping),
+    /// which heats the island at any load. The energy watch reports an
+    /// island that heats up with nothing pushing it
+    /// ([`PhysicsIssue::EnergyGrowth`](crate::PhysicsIssue::EnergyGrowth)).
+    ///
     /// ```
     /// # use bevy_euler_physics::prelude::*;
     /// assert_eq!(Island::NONE.load(), 0.0);

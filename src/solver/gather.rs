@@ -69,9 +69,11 @@ pub(crate) fn gather(
     // every pass, as a constant force does (its impulse is `F·h` at any
     // pass count); it is cleared at the next gather.
     let (constant, extra_slots) = (&mut solver.constant, &mut solver.extra_slots);
+    let skip = &mut solver.watch_skip;
     let mut apply = |(i, taken): (usize, Vec3)| {
         constant[i] += Vec3A::from(taken);
         extra_slots.push(i as u32);
+        skip.push(i as u32);
     };
     if rebuilt {
         // A body that joined the step (a `Body` inserted again, an error
@@ -125,11 +127,12 @@ pub(crate) fn gather_written(
         let synced = &solver.group_synced;
         let slots = solver.pos.len();
         let (mut any_invalid, mut mass_changed) = (false, false);
-        let (pos, vel, valid_slots, inv_mass) = (
+        let (pos, vel, valid_slots, inv_mass, skip) = (
             &mut solver.pos,
             &mut solver.vel,
             &mut solver.valid,
             &mut solver.inv_mass,
+            &mut solver.watch_skip,
         );
         // Bodies written since their group's slots were last in step with
         // them.
@@ -146,6 +149,7 @@ pub(crate) fn gather_written(
             (i < slots).then_some((i, *body))
         };
         let mut apply = |(i, body): (usize, Body)| {
+            skip.push(i as u32);
             let valid = state_is_valid(&body);
             valid_slots[i] = valid;
             if valid {
@@ -229,6 +233,9 @@ fn gather_extras(
         solver.extra_slots.push(index.slot);
         if let Some(constant) = constant {
             solver.constant[i] = constant.0.into();
+            if constant.0 != Vec3::ZERO {
+                solver.watch_skip.push(index.slot);
+            }
         }
         if let Some(damping) = damping {
             solver.damping[i] = damping;

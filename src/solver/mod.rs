@@ -47,6 +47,7 @@ use crate::kernels::parts::Span;
 use crate::kernels::springs::SpringRow;
 
 pub(crate) mod contacts;
+pub(crate) mod energy;
 pub(crate) mod frequency;
 pub(crate) mod gather;
 pub(crate) mod origin;
@@ -214,6 +215,14 @@ pub(crate) struct SolverState {
     pub settings_reported: EntityHashMap<u8>,
     /// Whether a non-finite `Gravity` was reported (until it is finite).
     pub gravity_reported: bool,
+    /// Gravity as the last step used it.
+    pub gravity: Vec3A,
+    /// Counts layouts and origin shifts (what resets the energy watch).
+    pub layouts: u64,
+    /// Slots your code wrote or pushed with a force this step, for the
+    /// energy watch, which then leaves their islands out.
+    pub watch_skip: Vec<u32>,
+    pub watches: energy::Watches,
     /// Set during a pass when something invalid was met; the end of the
     /// step then scans the bodies and reports.
     report_requested: AtomicBool,

@@ -104,6 +104,7 @@ pub(crate) fn shift_origin(world: &mut World, offset: Vec3, what: Shift) {
     if what == Shift::Everything {
         let by = Vec3A::from(offset);
         let mut solver = world.resource_mut::<SolverState>();
+        solver.layouts += 1;
         for pos in &mut solver.pos {
             *pos -= by;
         }

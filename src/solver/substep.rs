@@ -89,8 +89,13 @@ pub(crate) fn copy_in(
                 solver.valid[i] = valid;
                 any_invalid |= !valid;
                 if valid {
-                    solver.pos[i] = body.position.into();
-                    solver.vel[i] = body.velocity.into();
+                    let (pos, vel) = (Vec3A::from(body.position), Vec3A::from(body.velocity));
+                    if (pos, vel) != (solver.pos[i], solver.vel[i]) {
+                        // Moved by a system of yours: not the step's doing.
+                        solver.watch_skip.push(i as u32);
+                    }
+                    solver.pos[i] = pos;
+                    solver.vel[i] = vel;
                     mass_changed |= solver.inv_mass[i] != body.inv_mass;
                     solver.inv_mass[i] = body.inv_mass;
                 }
@@ -103,6 +108,7 @@ pub(crate) fn copy_in(
                 force.0 = Vec3::ZERO;
                 solver.pending_slots.push(i as u32);
                 solver.extra_slots.push(i as u32);
+                solver.watch_skip.push(i as u32);
             }
         }
         if any_invalid {

@@ -288,6 +288,7 @@ pub(crate) fn rebuild_touched(mut p: Rebuild) {
 fn run(p: &mut Rebuild, h: f32) {
     p.requests.dirty = false;
     p.solver.rebuilt = true;
+    p.solver.layouts += 1;
     p.solver.timestep = h;
     let scene = read::bodies(p);
     let mut scene = read::joins(p, scene);

@@ -1,0 +1,218 @@
+//! The energy watch: end of the fixed step, every [`EVERY`] steps, each
+//! awake explicit island that nothing pushed or edited has its mechanical
+//! energy measured, and one whose energy climbs well above the lowest it
+//! had is reported ([`PhysicsIssue::EnergyGrowth`]).
+//!
+//! The stability bound ([`Island::load`](crate::Island::load)) sees only
+//! the stiffness along each spring. An undamped rope whose links pass
+//! through each other within one step (a whipping rope: the force keeps
+//! its size `k·rest` while its direction turns over) is heated by each
+//! such pass at any load, on average, and runs away. The watch sees the
+//! result: the island's energy `E` (kinetic, springs', gravity's, in
+//! `f64`) plus semi-implicit Euler's step correction `(h/2)·Σ v·F`, which
+//! makes it constant up to rounding for a stable linear island (without
+//! it `E` swings by a share of the kinetic energy every step). The island
+//! is reported when `E` rises above the lowest value seen by more than
+//! [`THRESHOLD`] times the most kinetic energy seen (or a small floor):
+//! stable and damped islands stay below a tenth of that, a heating one
+//! climbs past one.
+//!
+//! Everything resets (and is measured again from there) when islands
+//! change or the origin shifts; an island resets when your code writes
+//! one of its bodies or pushes it with a force, or when a fixed body is
+//! written. Islands with rods, limits or round bodies and implicit
+//! islands are not watched (their constraints and backward Euler take
+//! energy out).
+
+use bevy::math::Vec3A;
+use bevy::prelude::*;
+
+use crate::data::issues::PhysicsIssue;
+use crate::solver::SolverState;
+use crate::solver::report::Reporter;
+
+/// The watch measures every this many fixed steps.
+pub const EVERY: u32 = 16;
+
+/// How far above its lowest energy an island may climb, against the most
+/// kinetic energy it had, before it is reported.
+pub const THRESHOLD: f64 = 0.25;
+
+/// What the watch keeps of one island.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Watch {
+    /// Whether `lowest` and `kinetic` hold a measurement.
+    started: bool,
+    lowest: f64,
+    kinetic: f64,
+    reported: bool,
+}
+
+/// The watch's state, per island in group order.
+#[derive(Debug, Default)]
+pub(crate) struct Watches {
+    islands: Vec<Watch>,
+    /// The solver's `layouts` as of `islands`.
+    layout: u64,
+    steps: u32,
+    /// Per island in group order, whether it was pushed or edited since
+    /// the last measurement.
+    touched: Vec<bool>,
+}
+
+/// End of the fixed step: see the [module docs](self).
+pub(crate) fn watch_energy(mut solver: ResMut<SolverState>, mut reporter: Reporter) {
+    let solver = &mut *solver;
+    let count: usize = solver.groups.iter().map(|group| group.islands.len()).sum();
+    let mut watches = core::mem::take(&mut solver.watches);
+    if watches.layout != solver.layouts || watches.islands.len() != count {
+        watches.islands.clear();
+        watches.islands.resize(count, Watch::default());
+        watches.layout = solver.layouts;
+    }
+    watches.touched.resize(count, false);
+    mark_touched(solver, &mut watches.touched);
+    watches.steps = watches.steps.wrapping_add(1);
+    if watches.steps % EVERY == 0 {
+        measure(solver, &mut watches, &mut reporter);
+    }
+    solver.watch_skip.clear();
+    solver.watches = watches;
+}
+
+/// Marks the islands a slot of `watch_skip` belongs to (every island for a
+/// fixed slot), and those with rods, limits or round bodies.
+fn mark_touched(solver: &SolverState, touched: &mut [bool]) {
+    if solver
+        .watch_skip
+        .iter()
+        .any(|&slot| solver.fixed_slots.contains(&(slot as usize)))
+    {
+        touched.fill(true);
+        return;
+    }
+    let constrained = solver
+        .rods
+        .iter()
+        .flat_map(|rod| [rod.a, rod.b])
+        .chain(
+            solver
+                .angles
+                .iter()
+                .flat_map(|angle| [angle.a, angle.p, angle.b]),
+        )
+        .chain(solver.rounds.iter().map(|round| round.slot));
+    for slot in solver.watch_skip.iter().copied().chain(constrained) {
+        if let Some(island) = island_of(solver, slot as usize) {
+            touched[island] = true;
+        }
+    }
+}
+
+/// The island (in group order) whose dynamic slots hold `slot`.
+fn island_of(solver: &SolverState, slot: usize) -> Option<usize> {
+    let mut before = 0;
+    for group in &solver.groups {
+        if group.slots.contains(&slot) {
+            let k = group.islands.partition_point(|span| span.slots.end <= slot);
+            return (k < group.islands.len()).then_some(before + k);
+        }
+        before += group.islands.len();
+    }
+    None
+}
+
+/// Measures every explicit island nothing touched since the last
+/// measurement, and reports the ones heating up.
+fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter) {
+    let g = solver.gravity;
+    let mut index = 0;
+    for group in &solver.groups {
+        let h = f64::from(solver.timestep) / f64::from(group.passes.max(1));
+        for span in &group.islands {
+            let watch = &mut watches.islands[index];
+            let touched = core::mem::take(&mut watches.touched[index]);
+            index += 1;
+            if group.implicit || touched {
+                *watch = Watch::default();
+                continue;
+            }
+            let Some((energy, kinetic, floor)) = island_energy(solver, span, g, h) else {
+                *watch = Watch::default();
+                continue;
+            };
+            if !watch.started {
+                *watch = Watch {
+                    started: true,
+                    lowest: energy,
+                    kinetic,
+                    reported: false,
+                };
+                continue;
+            }
+            watch.lowest = watch.lowest.min(energy);
+            watch.kinetic = watch.kinetic.max(kinetic);
+            let gained = energy - watch.lowest;
+            if !watch.reported && gained > THRESHOLD * watch.kinetic.max(floor) {
+                watch.reported = true;
+                let first = span.slots.start - group.slots.start;
+                reporter.warn(
+                    group.entities[first],
+                    PhysicsIssue::EnergyGrowth {
+                        gained: gained as f32,
+                        kinetic: watch.kinetic as f32,
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// The island's step-corrected energy, its kinetic energy, and the floor
+/// below which a change is rounding (a thousandth of its weight times its
+/// mean spring length); `None` if a value is not finite.
+fn island_energy(
+    solver: &SolverState,
+    span: &crate::kernels::parts::Span,
+    g: Vec3A,
+    h: f64,
+) -> Option<(f64, f64, f64)> {
+    let g64 = g.as_dvec3();
+    let (mut kinetic, mut potential, mut power, mut weight) = (0.0, 0.0, 0.0, 0.0);
+    for s in span.slots.clone() {
+        let w = solver.inv_mass[s];
+        if w <= 0.0 {
+            continue;
+        }
+        let m = 1.0 / f64::from(w);
+        let (x, v) = (solver.pos[s].as_dvec3(), solver.vel[s].as_dvec3());
+        kinetic += 0.5 * m * v.length_squared();
+        potential -= m * g64.dot(x);
+        power += m * g64.dot(v);
+        weight += m * g64.length();
+    }
+    let (mut length, mut rows) = (0.0, 0.0);
+    for row in &solver.springs[span.rows.clone()] {
+        let (a, b) = (row.a as usize, row.b as usize);
+        let d = (solver.pos[b] - solver.pos[a]).as_dvec3();
+        let l = d.length();
+        let stretch = l - f64::from(row.rest);
+        potential += 0.5 * f64::from(row.k) * stretch * stretch;
+        length += f64::from(row.rest);
+        rows += 1.0;
+        if l > 0.0 {
+            // The elastic force on `a`, against each end's velocity.
+            let on_a = d / l * (f64::from(row.k) * stretch);
+            let local = |slot: usize| span.slots.contains(&slot);
+            if local(a) {
+                power += on_a.dot(solver.vel[a].as_dvec3());
+            }
+            if local(b) {
+                power -= on_a.dot(solver.vel[b].as_dvec3());
+            }
+        }
+    }
+    let energy = kinetic + potential + 0.5 * h * power;
+    let floor = 1e-3 * weight * length / f64::max(rows, 1.0) + 1e-9;
+    energy.is_finite().then_some((energy, kinetic, floor))
+}
