@@ -4,8 +4,9 @@
 //! task pool or not, a snapshot restore repeating the same bits, and no NaN
 //! whatever is edited between steps.
 //!
-//! Each property runs 24 cases by default; `PROPTEST_CASES=2000 cargo test
-//! --release --test properties` runs a long soak.
+//! Each property runs 24 cases by default (`PROPTEST_CASES` sets another
+//! count); `cargo test --release --test properties -- --ignored` runs each
+//! for 1 000 cases.
 
 mod common;
 
@@ -154,9 +155,35 @@ fn stable(app: &mut App) -> bool {
     islands.iter(world).all(|island| island.load() < 0.5)
 }
 
+/// Cases per property for the long run (0: `PROPTEST_CASES`, or 24).
+static LONG_CASES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Cases per property.
+fn cases() -> u32 {
+    match LONG_CASES.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(24),
+        long => long,
+    }
+}
+
+/// Every property for 1 000 cases.
+#[test]
+#[ignore = "the long run: every property for 1 000 cases, in release"]
+fn every_property_for_a_thousand_cases() {
+    LONG_CASES.store(1000, std::sync::atomic::Ordering::Relaxed);
+    momentum_is_kept_without_external_forces();
+    energy_does_not_grow_under_damping();
+    split_and_serial_passes_give_the_same_bits();
+    a_restored_snapshot_repeats_the_same_bits();
+    no_nan_whatever_the_edits();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(24),
+        cases: cases(),
         ..ProptestConfig::default()
     })]
 

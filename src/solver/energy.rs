@@ -73,7 +73,7 @@ pub(crate) fn watch_energy(mut solver: ResMut<SolverState>, mut reporter: Report
     watches.touched.resize(count, false);
     mark_touched(solver, &mut watches.touched);
     watches.steps = watches.steps.wrapping_add(1);
-    if watches.steps % EVERY == 0 {
+    if watches.steps.is_multiple_of(EVERY) {
         measure(solver, &mut watches, &mut reporter);
     }
     solver.watch_skip.clear();
