@@ -8,30 +8,7 @@ mod common;
 
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
-use common::{H, app, spawn, step};
-
-/// A small deterministic generator (64-bit LCG), so that both runs make the
-/// same edits.
-#[derive(Resource)]
-struct Dice(u64);
-
-impl Dice {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
+use common::{Dice, H, app, spawn, step};
 
 /// Edits the scene before each step: every kind of edit the step must
 /// follow, chosen by the dice.

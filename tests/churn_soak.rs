@@ -13,24 +13,7 @@ mod common;
 
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
-use common::{app, spawn, step};
-
-/// A small deterministic generator (64-bit LCG).
-struct Dice(u64);
-
-impl Dice {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use common::{Dice, app, spawn, step};
 
 /// The process's resident memory, in KiB (`VmRSS`), where `/proc` has it.
 fn resident_kib() -> Option<u64> {
