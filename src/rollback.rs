@@ -35,9 +35,14 @@
 //!   `max_prediction`), so frame 0's snapshot was gone when a remote
 //!   input for frame 0 arrived late (a peer started on a busy machine, or
 //!   a latency over `max_prediction` frames) and bevy_ggrs panicked with
-//!   "Could not rollback to 0". The stores keep bevy_ggrs's default depth
-//!   of 60 frames instead (they still drop every frame older than the last
-//!   confirmed one), so keep `max_prediction` below 60.
+//!   "Could not rollback to 0". Until the first frame is confirmed, the
+//!   stores keep bevy_ggrs's default depth of 60 frames instead (so keep
+//!   `max_prediction` below 60); from then on, bevy_ggrs sizes them as it
+//!   does (a confirmed frame leaves `max_prediction` frames to roll back
+//!   to). While the snapshots are saved, before the first confirmed frame,
+//!   `MaxPredictionWindow` is out of the world: a system of yours in
+//!   `SaveWorld` that reads it should run before
+//!   `SaveWorldSystems::Snapshot`.
 //!
 //! Your own components that change during play — springs you add, forces,
 //! `Substeps`, `SleepingDisabled`, a dragged anchor's `Body` is already in
@@ -65,8 +70,8 @@
 use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 use bevy_ggrs::{
-    GgrsSchedule, LoadWorld, LoadWorldSystems, MaxPredictionWindow, RollbackApp, SaveWorld,
-    SaveWorldSystems,
+    ConfirmedFrameCount, GgrsSchedule, LoadWorld, LoadWorldSystems, MaxPredictionWindow,
+    RollbackApp, SaveWorld, SaveWorldSystems,
 };
 
 use crate::body::Body;
@@ -124,7 +129,9 @@ impl Plugin for EulerPhysicsRollbackPlugin {
             .add_systems(
                 SaveWorld,
                 (
-                    hide_prediction_window.before(SaveWorldSystems::Snapshot),
+                    hide_prediction_window
+                        .after(SaveWorldSystems::Checksum)
+                        .before(SaveWorldSystems::Snapshot),
                     show_prediction_window.after(SaveWorldSystems::Snapshot),
                 ),
             );
@@ -136,11 +143,17 @@ impl Plugin for EulerPhysicsRollbackPlugin {
 #[derive(Resource)]
 struct HiddenPredictionWindow(MaxPredictionWindow);
 
-/// Before the snapshots of a save: without `MaxPredictionWindow`, each
-/// store keeps its depth of 60 frames instead of being cut to
-/// `max_prediction`, one frame short of what a rollback before the first
-/// confirmed frame needs.
+/// Before the snapshots of a save, while no frame is confirmed: without
+/// `MaxPredictionWindow`, each store keeps its depth of 60 frames instead
+/// of being cut to `max_prediction`, one frame short of what a rollback
+/// before the first confirmed frame needs.
 fn hide_prediction_window(world: &mut World) {
+    let confirmed = world
+        .get_resource::<ConfirmedFrameCount>()
+        .is_some_and(|frame| frame.0 >= 0);
+    if confirmed {
+        return;
+    }
     if let Some(window) = world.remove_resource::<MaxPredictionWindow>() {
         world.insert_resource(HiddenPredictionWindow(window));
     }

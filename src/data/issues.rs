@@ -139,8 +139,9 @@ pub enum PhysicsIssue {
     ImplicitFailed,
     /// The energy of this body's island grew while nothing pushed it: the
     /// step is heating it (see [`Island::load`](crate::Island::load) for
-    /// what the stability bound does not see). Said once per island until
-    /// its islands change. A warning only.
+    /// what the stability bound does not see). Said once, and again only
+    /// after the island was changed, pushed or edited and heats up anew. A
+    /// warning only.
     EnergyGrowth {
         /// Joules gained over the lowest energy seen since the island was
         /// last changed, pushed or edited (its step-corrected mechanical

@@ -235,14 +235,23 @@ pub fn solve_island(
             } = &mut *scratch;
             blocks.clear();
             diag.clear();
-            diag.extend(mass.iter().map(|&m| Vec3A::splat(m)));
+            // A body made fixed since the layout: a unit row, as in `direct`.
+            diag.extend(
+                mass.iter()
+                    .map(|&m| Vec3A::splat(if m > 0.0 { m } else { 1.0 })),
+            );
             let finite = assemble(island, state, (mass, r), |_, (a, b), block| {
                 blocks.push(block);
                 let d = Vec3A::new(block.x_axis.x, block.y_axis.y, block.z_axis.z);
-                for i in [a, b].into_iter().flatten() {
+                for i in [a, b].into_iter().flatten().filter(|&i| mass[i] > 0.0) {
                     diag[i] += d;
                 }
             });
+            for (r, &m) in r.iter_mut().zip(mass.iter()) {
+                if m <= 0.0 {
+                    *r = Vec3A::ZERO;
+                }
+            }
             if finite && diag.iter().all(|d| d.is_finite() && d.min_element() > 0.0) {
                 conjugate_gradients(island, state.inv_mass, cg, scratch)
             } else {
@@ -420,10 +429,13 @@ fn multiply(island: &Island, blocks: &[Mat3A], inv_mass: &[f32], p: &[Vec3A], q:
     let (base, n) = (island.base, island.n);
     for i in 0..n {
         let w = inv_mass[base + i];
-        q[i] = if w > 0.0 { p[i] / w } else { Vec3A::ZERO };
+        // A body made fixed since the layout: a unit row, coupled to
+        // nothing.
+        q[i] = if w > 0.0 { p[i] / w } else { p[i] };
     }
+    let dynamic = |slot: u32| island.local(slot).filter(|&i| inv_mass[base + i] > 0.0);
     for (row, block) in island.rows.iter().zip(blocks) {
-        let (a, b) = (island.local(row.a), island.local(row.b));
+        let (a, b) = (dynamic(row.a), dynamic(row.b));
         let pa = a.map_or(Vec3A::ZERO, |i| p[i]);
         let pb = b.map_or(Vec3A::ZERO, |j| p[j]);
         let f = *block * (pa - pb);

@@ -137,12 +137,11 @@ pub fn analyse(n: usize, edges: &[(u32, u32)], budget: usize) -> Option<Symbolic
     symbolic.edges = edges
         .iter()
         .map(|&(a, b)| {
-            let (pa, pb) = (symbolic.position[a as usize], symbolic.position[b as usize]);
             if a == b {
-                u32::MAX
-            } else {
-                symbolic.entry(pa.max(pb), pa.min(pb))
+                return u32::MAX;
             }
+            let (pa, pb) = (symbolic.position[a as usize], symbolic.position[b as usize]);
+            symbolic.entry(pa.max(pb), pa.min(pb))
         })
         .collect();
     Some(symbolic)
@@ -335,9 +334,16 @@ fn substitute_chain(inverses: &[Mat3A], lower: &[Mat3A], y: &mut [Vec3A]) {
 /// and whose determinant is finite; `None` otherwise.
 #[inline]
 fn invert_positive(m: Mat3A) -> Option<Mat3A> {
-    let (x, y, z) = (m.x_axis, m.y_axis, m.z_axis);
+    // Scaled by its trace first, so that the determinant neither overflows
+    // nor underflows for blocks of any size.
+    let trace = m.x_axis.x + m.y_axis.y + m.z_axis.z;
+    if !(trace > 0.0 && trace.is_finite()) {
+        return None;
+    }
+    let scale = 3.0 / trace;
+    let (x, y, z) = (m.x_axis * scale, m.y_axis * scale, m.z_axis * scale);
     // The cofactors: the rows of the adjugate, and for a symmetric block
-    // (as every pivot is) its columns too.
+    // (as every pivot is, up to rounding) its columns too.
     let (cx, cy, cz) = (y.cross(z), z.cross(x), x.cross(y));
     let det = x.dot(cx);
     let minor = x.x * y.y - x.y * y.x;
@@ -346,7 +352,7 @@ fn invert_positive(m: Mat3A) -> Option<Mat3A> {
     }
     // A cofactor that overflows shows as a non-finite solution, which the
     // caller refuses.
-    Some(Mat3A::from_cols(cx, cy, cz) * det.recip())
+    Some(Mat3A::from_cols(cx, cy, cz) * (scale / det))
 }
 
 #[cfg(test)]
@@ -411,12 +417,16 @@ mod tests {
     /// Checks `A·x = b` to a relative tolerance.
     fn check(diag: &[Mat3A], edges: &[(u32, u32)], off: &[Mat3A], b: &[Vec3A], x: &[Vec3A]) {
         let ax = multiply(diag, edges, off, x);
-        let scale: f32 = b.iter().map(|b| b.length_squared()).sum::<f32>().sqrt();
-        let error: f32 = ax
+        let scale: f64 = b
+            .iter()
+            .map(|b| b.as_dvec3().length_squared())
+            .sum::<f64>()
+            .sqrt();
+        let error: f64 = ax
             .iter()
             .zip(b)
-            .map(|(a, b)| (*a - *b).length_squared())
-            .sum::<f32>()
+            .map(|(a, b)| (a.as_dvec3() - b.as_dvec3()).length_squared())
+            .sum::<f64>()
             .sqrt();
         assert!(error <= 1e-5 * scale, "residual {error} against {scale}");
     }
@@ -489,9 +499,32 @@ mod tests {
         assert!(analyse(100, &chain, 50).is_none(), "over the budget");
     }
 
-    /// An indefinite or non-finite pivot refuses; a singular matrix too.
+    /// Blocks of 1e20 and of 1e-20 (a determinant that would overflow or
+    /// underflow in `f32`) solve like blocks of 1.
+    #[test]
+    fn solves_blocks_of_any_scale() {
+        let tree: Vec<(u32, u32)> = (1..15).map(|i| (i, (i - 1) / 2)).collect();
+        for scale in [1e-20f32, 1.0, 1e20] {
+            let diag: Vec<Mat3A> = (0..15).map(|i| spd(i as f32 * 0.3) * scale).collect();
+            let off: Vec<Mat3A> = (0..14).map(|e| coupling(e as f32) * scale).collect();
+            let b: Vec<Vec3A> = (0..15).map(|i| Vec3A::splat(i as f32) * scale).collect();
+            let x = solve(15, &diag, &tree, &off, &b).expect("positive definite");
+            check(&diag, &tree, &off, &b, &x);
+        }
+    }
+
+    /// An indefinite or non-finite pivot refuses; a singular matrix too,
+    /// on a chain and on a grid that fills in.
     #[test]
     fn refuses_what_is_not_positive_definite() {
+        let grid = [(0, 1), (1, 3), (3, 2), (2, 0), (0, 3)];
+        let b = [Vec3A::ONE; 4];
+        let diag = [Mat3A::IDENTITY; 4];
+        let strong = [Mat3A::IDENTITY * 3.0; 5];
+        assert!(
+            solve(4, &diag, &grid, &strong, &b).is_none(),
+            "indefinite grid"
+        );
         let edges = [(0, 1)];
         let b = [Vec3A::ONE; 2];
         let off = [Mat3A::IDENTITY * 5.0];

@@ -169,8 +169,10 @@ fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter)
 }
 
 /// The island's step-corrected energy, its kinetic energy, and the floor
-/// below which a change is rounding (a thousandth of its weight times its
-/// mean spring length); `None` if a value is not finite.
+/// below which a change is rounding: a thousandth of its weight times its
+/// mean spring length, plus a thousand times what one `f32` rounding of
+/// every position moves its energy by (forces times `ε·|x|`: large far
+/// from the origin); `None` if a value is not finite.
 fn island_energy(
     solver: &SolverState,
     span: &crate::kernels::parts::Span,
@@ -179,6 +181,8 @@ fn island_energy(
 ) -> Option<(f64, f64, f64)> {
     let g64 = g.as_dvec3();
     let (mut kinetic, mut potential, mut power, mut weight) = (0.0, 0.0, 0.0, 0.0);
+    let mut rounding = 0.0;
+    let far = |x: Vec3A| f64::from(x.abs().max_element());
     for s in span.slots.clone() {
         let w = solver.inv_mass[s];
         if w <= 0.0 {
@@ -190,6 +194,7 @@ fn island_energy(
         potential -= m * g64.dot(x);
         power += m * g64.dot(v);
         weight += m * g64.length();
+        rounding += m * g64.length() * far(solver.pos[s]);
     }
     let (mut length, mut rows) = (0.0, 0.0);
     for row in &solver.springs[span.rows.clone()] {
@@ -198,6 +203,7 @@ fn island_energy(
         let l = d.length();
         let stretch = l - f64::from(row.rest);
         potential += 0.5 * f64::from(row.k) * stretch * stretch;
+        rounding += f64::from(row.k) * stretch.abs() * (far(solver.pos[a]) + far(solver.pos[b]));
         length += f64::from(row.rest);
         rows += 1.0;
         if l > 0.0 {
@@ -213,6 +219,8 @@ fn island_energy(
         }
     }
     let energy = kinetic + potential + 0.5 * h * power;
-    let floor = 1e-3 * weight * length / f64::max(rows, 1.0) + 1e-9;
+    let floor = 1e-3 * weight * length / f64::max(rows, 1.0)
+        + 1e3 * f64::from(f32::EPSILON) * rounding
+        + 1e-9;
     energy.is_finite().then_some((energy, kinetic, floor))
 }
