@@ -264,6 +264,19 @@ fn bad_scene(app: &mut App) -> Bad {
     Bad { good, chain, bad }
 }
 
+/// The good bodies of [`bad_scene`] are finite, and the NaN body is left
+/// out of the step.
+fn contained(app: &App, good: &[Entity], bad: Entity) {
+    for &e in good {
+        let b = body(app, e);
+        assert!(
+            b.position.is_finite() && b.velocity.is_finite(),
+            "{e}: {b:?}"
+        );
+    }
+    assert!(has_error(app, bad), "the NaN body is left out");
+}
+
 /// Bad input in an implicit island, and conjugate gradients capped at one
 /// iteration: nothing panics, no NaN reaches the good bodies, and the
 /// capped island is reported once.
@@ -277,14 +290,7 @@ fn bad_input_in_an_implicit_island_is_contained() {
         solver: ImplicitSolver::ConjugateGradients,
     });
     step(&mut app, 200);
-    for &e in &good {
-        let b = body(&app, e);
-        assert!(
-            b.position.is_finite() && b.velocity.is_finite(),
-            "{e}: {b:?}"
-        );
-    }
-    assert!(has_error(&app, bad), "the NaN body is left out");
+    contained(&app, &good, bad);
     let capped: Vec<Entity> = warnings(&app)
         .iter()
         .filter(|w| matches!(w.issue, PhysicsIssue::ImplicitNotConverged { .. }))
@@ -316,14 +322,7 @@ fn bad_input_solved_directly_is_contained() {
     body_mut.inv_mass = 0.0;
     body_mut.velocity = Vec3::ZERO;
     step(&mut app, 100);
-    for &e in &good {
-        let b = body(&app, e);
-        assert!(
-            b.position.is_finite() && b.velocity.is_finite(),
-            "{e}: {b:?}"
-        );
-    }
-    assert!(has_error(&app, bad), "the NaN body is left out");
+    contained(&app, &good, bad);
     let unsolved: Vec<_> = warnings(&app)
         .iter()
         .filter(|w| {

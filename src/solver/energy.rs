@@ -55,27 +55,34 @@ pub(crate) struct Watches {
     /// The solver's `layouts` as of `islands`.
     layout: u64,
     steps: u32,
-    /// Per island in group order, whether it was pushed or edited since
-    /// the last measurement.
+    /// Per island in group order, whether it was pushed, edited or
+    /// constrained since the last measurement (kept to reuse its memory).
     touched: Vec<bool>,
 }
 
-/// End of the fixed step: see the [module docs](self).
+/// End of the fixed step: see the [module docs](self). Between
+/// measurements it only counts the step; `watch_skip` gathers what your
+/// code wrote or pushed until the next one.
 pub(crate) fn watch_energy(mut solver: ResMut<SolverState>, mut reporter: Reporter) {
     let solver = &mut *solver;
+    solver.watches.steps = solver.watches.steps.wrapping_add(1);
+    if !solver.watches.steps.is_multiple_of(EVERY) {
+        return;
+    }
     let count: usize = solver.groups.iter().map(|group| group.islands.len()).sum();
     let mut watches = core::mem::take(&mut solver.watches);
     if watches.layout != solver.layouts || watches.islands.len() != count {
+        // New islands (or moved positions): slots written under the old
+        // layout name nothing now, and every island starts again.
         watches.islands.clear();
         watches.islands.resize(count, Watch::default());
         watches.layout = solver.layouts;
+        solver.watch_skip.clear();
     }
+    watches.touched.clear();
     watches.touched.resize(count, false);
     mark_touched(solver, &mut watches.touched);
-    watches.steps = watches.steps.wrapping_add(1);
-    if watches.steps.is_multiple_of(EVERY) {
-        measure(solver, &mut watches, &mut reporter);
-    }
+    measure(solver, &mut watches, &mut reporter);
     solver.watch_skip.clear();
     solver.watches = watches;
 }
@@ -131,7 +138,7 @@ fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter)
         let h = f64::from(solver.timestep) / f64::from(group.passes.max(1));
         for span in &group.islands {
             let watch = &mut watches.islands[index];
-            let touched = core::mem::take(&mut watches.touched[index]);
+            let touched = watches.touched[index];
             index += 1;
             if group.implicit || touched {
                 *watch = Watch::default();

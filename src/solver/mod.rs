@@ -219,8 +219,8 @@ pub(crate) struct SolverState {
     pub gravity: Vec3A,
     /// Counts layouts and origin shifts (what resets the energy watch).
     pub layouts: u64,
-    /// Slots your code wrote or pushed with a force this step, for the
-    /// energy watch, which then leaves their islands out.
+    /// Slots your code wrote or pushed with a force since the energy
+    /// watch last measured, which then leaves their islands out.
     pub watch_skip: Vec<u32>,
     pub watches: energy::Watches,
     /// Set during a pass when something invalid was met; the end of the

@@ -211,10 +211,13 @@ impl Pass {
         let jobs = parts.iter().zip(forces).zip(buffers.iter_mut());
         for_each_part(pool, jobs, |((part, force), (scratch, trouble))| {
             trouble.clear();
-            for (span, plan) in islands.iter().zip(plans) {
-                if !(part.slots.start <= span.slots.start && span.slots.end <= part.slots.end) {
-                    continue;
-                }
+            // Islands are in slot order: this part's are one run of them.
+            let own = islands
+                .iter()
+                .zip(plans)
+                .skip_while(|(span, _)| span.slots.start < part.slots.start)
+                .take_while(|(span, _)| span.slots.end <= part.slots.end);
+            for (span, plan) in own {
                 let island = Island {
                     base: span.slots.start,
                     n: span.slots.len(),
