@@ -177,8 +177,11 @@ fn resync_after_rollback(
 ) {
     requests.resync();
     requests.quiet_since = Some(ticks.this_run());
+    // (A sleep request your code made stays one.)
     for mut sleeping in &mut sleeping {
-        sleeping.since = ticks.this_run();
+        if !sleeping.is_request() {
+            sleeping.since = ticks.this_run();
+        }
     }
     for mut anchor in &mut anchors {
         anchor.since = ticks.this_run();

@@ -188,7 +188,7 @@ impl PhysicsSnapshot {
         let mut query = world.query::<(
             Entity,
             &Body,
-            Has<Sleeping>,
+            Option<&Sleeping>,
             Option<&AccumulatedForce>,
             Option<&PositionHistory>,
             Option<&RestTime>,
@@ -199,7 +199,8 @@ impl PhysicsSnapshot {
                 |(entity, body, sleeping, accumulated, history, rest)| BodyState {
                     entity,
                     body: *body,
-                    sleeping,
+                    // A sleep request not yet carried out is no sleep.
+                    sleeping: sleeping.is_some_and(|s| !s.is_request()),
                     rest_time: rest.map_or(0.0, RestTime::seconds),
                     accumulated: accumulated.map_or(Vec3::ZERO, |f| f.0),
                     history: history

@@ -665,6 +665,161 @@ fn removing_sleeping_from_a_body_wakes_its_island_for_a_full_rest() {
     );
 }
 
+/// Two bodies on a spring drifting at 1 m/s, too fast to rest: an island
+/// that sleeps only when asked.
+fn moving_pair(app: &mut App, extra: impl Bundle) -> (Entity, Entity) {
+    set_gravity(app, Vec3::ZERO);
+    let a = spawn(app, (Body::new(1.0).with_velocity(Vec3::Y), extra));
+    let b = spawn(
+        app,
+        Body::new(1.0).with_position(Vec3::X).with_velocity(Vec3::Y),
+    );
+    spawn(app, Spring::new(a, b, 1.0, 50.0));
+    step(app, 2);
+    (a, b)
+}
+
+fn clear_events(app: &mut App) {
+    let mut events = app.world_mut().resource_mut::<Events>();
+    events.woke.clear();
+    events.slept.clear();
+}
+
+/// Your code inserting `Sleeping` on one body of an awake island asks the
+/// island to sleep, as `sleep_island` does: the next step puts the whole
+/// island to sleep with one `IslandSlept` and no `IslandWoke`, and it then
+/// stays frozen.
+#[test]
+fn inserting_sleeping_puts_the_whole_island_to_sleep() {
+    let mut app = sleepy_app();
+    let (a, b) = moving_pair(&mut app, ());
+    clear_events(&mut app);
+    app.world_mut().entity_mut(b).insert(Sleeping::default());
+    // A request not yet carried out is saved as awake.
+    let saved = PhysicsSnapshot::save(app.world_mut());
+    assert!(saved.bodies().iter().all(|state| !state.sleeping));
+    step(&mut app, 1);
+    assert!(
+        asleep(&app, a) && asleep(&app, b),
+        "the whole island sleeps"
+    );
+    let events = app.world().resource::<Events>();
+    assert!(events.woke.is_empty(), "{:?}", events.woke);
+    assert_eq!(events.slept.len(), 1, "{:?}", events.slept);
+    let mut slept = events.slept[0].bodies.clone();
+    slept.sort();
+    let mut pair = vec![a, b];
+    pair.sort();
+    assert_eq!(slept, pair);
+    for e in [a, b] {
+        assert!(app.world().get::<AccumulatedForce>(e).is_none());
+        assert_eq!(app.world().get::<RestTime>(e).unwrap().seconds(), 0.0);
+    }
+    let frozen = [state_bits(&app, a), state_bits(&app, b)];
+    step(&mut app, 30);
+    assert_eq!([state_bits(&app, a), state_bits(&app, b)], frozen);
+    let events = app.world().resource::<Events>();
+    assert!(events.woke.is_empty() && events.slept.len() == 1);
+    // It wakes as any island does.
+    body_mut(&mut app, a).velocity = Vec3::X;
+    step(&mut app, 1);
+    assert!(!asleep(&app, a) && !asleep(&app, b));
+    assert_eq!(
+        app.world().resource::<Events>().woke[0].cause,
+        WakeCause::BodyWritten(a)
+    );
+    // Restored to the moment of the request, it moves on awake.
+    saved.restore(app.world_mut());
+    let y = body(&app, b).position.y;
+    step(&mut app, 2);
+    assert!(!asleep(&app, a) && !asleep(&app, b));
+    assert!(body(&app, b).position.y > y, "it moves on");
+}
+
+/// A rope spawned with `Sleeping` on its bodies sleeps from its first step
+/// where it was put, in mid-air under gravity.
+#[test]
+fn a_rope_spawned_asleep_sleeps_where_it_was_put() {
+    let mut app = sleepy_app();
+    let anchor = spawn(&mut app, Body::fixed(Vec3::ZERO));
+    let mut prev = anchor;
+    let mut rope = Vec::new();
+    for i in 1..=5 {
+        let link = spawn(
+            &mut app,
+            (
+                Body::new(1.0).with_position(Vec3::X * i as f32),
+                Sleeping::default(),
+            ),
+        );
+        spawn(&mut app, Spring::new(prev, link, 1.0, 100.0));
+        rope.push(link);
+        prev = link;
+    }
+    step(&mut app, 20);
+    for (i, &link) in rope.iter().enumerate() {
+        assert!(asleep(&app, link));
+        assert_eq!(body(&app, link).position, Vec3::X * (i + 1) as f32);
+    }
+    let events = app.world().resource::<Events>();
+    assert!(events.woke.is_empty(), "{:?}", events.woke);
+    assert_eq!(events.slept.len(), 1, "{:?}", events.slept);
+}
+
+/// `SleepingDisabled` refuses the request: the marker is taken off, the
+/// island keeps moving, and no message says it slept or woke.
+#[test]
+fn sleeping_disabled_refuses_an_inserted_sleeping() {
+    let mut app = sleepy_app();
+    let (a, b) = moving_pair(&mut app, SleepingDisabled);
+    clear_events(&mut app);
+    app.world_mut().entity_mut(b).insert(Sleeping::default());
+    let before = body(&app, b).position;
+    step(&mut app, 2);
+    assert!(!asleep(&app, a) && !asleep(&app, b));
+    assert!(body(&app, b).position.y > before.y, "it kept moving");
+    let events = app.world().resource::<Events>();
+    assert!(events.woke.is_empty() && events.slept.is_empty());
+}
+
+/// A marker removed again before the step asks nothing.
+#[test]
+fn a_sleeping_removed_before_the_step_asks_nothing() {
+    let mut app = sleepy_app();
+    let (a, b) = moving_pair(&mut app, ());
+    clear_events(&mut app);
+    app.world_mut().entity_mut(b).insert(Sleeping::default());
+    app.world_mut().entity_mut(b).remove::<Sleeping>();
+    step(&mut app, 2);
+    assert!(!asleep(&app, a) && !asleep(&app, b));
+    let events = app.world().resource::<Events>();
+    assert!(events.woke.is_empty() && events.slept.is_empty());
+}
+
+/// Inserted on a body that already sleeps, it changes nothing; inserted on
+/// a fixed body, it is taken off.
+#[test]
+fn sleeping_inserted_on_a_sleeper_or_a_fixed_body() {
+    let mut app = sleepy_app();
+    let (a, b) = moving_pair(&mut app, ());
+    let fixed = spawn(&mut app, Body::fixed(Vec3::Z));
+    app.world_mut().commands().entity(a).sleep_island();
+    step(&mut app, 1);
+    assert!(asleep(&app, a) && asleep(&app, b));
+    clear_events(&mut app);
+    let frozen = state_bits(&app, b);
+    app.world_mut().entity_mut(b).insert(Sleeping::default());
+    app.world_mut()
+        .entity_mut(fixed)
+        .insert(Sleeping::default());
+    step(&mut app, 10);
+    assert!(asleep(&app, a) && asleep(&app, b));
+    assert_eq!(state_bits(&app, b), frozen);
+    assert!(!asleep(&app, fixed));
+    let events = app.world().resource::<Events>();
+    assert!(events.woke.is_empty() && events.slept.is_empty());
+}
+
 /// The same with a cord (a `DistanceLimit`) to the anchor: the report names
 /// the body that hung from it.
 #[test]

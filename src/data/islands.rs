@@ -237,13 +237,23 @@ impl RestTime {
     }
 }
 
-/// Marks a body whose island is asleep. Set and removed by the plugin; put an
-/// island to sleep or wake it with [`IslandCommands`]. Removing it from a
-/// body of a sleeping island wakes the whole island, as
-/// [`wake_island`](IslandCommands::wake_island) does. Inserting it on an
-/// awake body does not put its island to sleep (use
-/// [`sleep_island`](IslandCommands::sleep_island)): the next step takes it
-/// off again, with an [`IslandWoke`].
+/// Marks a body whose island is asleep. The plugin sets and removes it;
+/// your code may too, with the same meaning as [`IslandCommands`]:
+///
+/// - **Inserting** `Sleeping::default()` on a body of an awake island asks
+///   the island to sleep, as [`sleep_island`](IslandCommands::sleep_island)
+///   does: at the start of the next fixed step the whole island falls
+///   asleep, with one [`IslandSlept`], unless one of its bodies has
+///   [`SleepingDisabled`], in which case the plugin takes the marker off
+///   again and the island stays awake (no message). Inserted on a body that
+///   already sleeps, it changes nothing; on a fixed body, it is taken off.
+///   Removed again before the step, the request is gone.
+/// - **Removing** it from a body of a sleeping island wakes the whole
+///   island, as [`wake_island`](IslandCommands::wake_island) does (with
+///   [`WakeCause::Command`]).
+///
+/// Until the step, a body you marked counts as asleep to your queries
+/// (`With<Sleeping>`) and is not interpolated.
 ///
 /// A sleeping body has no [`AccumulatedForce`](crate::AccumulatedForce):
 /// systems that add to every body's accumulated force skip it, and so
@@ -261,13 +271,40 @@ impl RestTime {
 /// }
 /// # App::new().add_systems(Update, count_asleep);
 /// ```
+///
+/// Putting an island to sleep by marking one of its bodies:
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// #[derive(Component)]
+/// struct Crate;
+///
+/// fn settle_crates(crates: Query<Entity, With<Crate>>, mut commands: Commands) {
+///     for body in &crates {
+///         commands.entity(body).insert(Sleeping::default());
+///     }
+/// }
+/// # App::new().add_systems(Startup, settle_crates);
+/// ```
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[reflect(Component, Default, Debug, PartialEq, Clone)]
-#[component(on_insert = mark_dirty, on_remove = on_sleeping_remove)]
+#[component(on_insert = on_sleeping_insert, on_remove = on_sleeping_remove)]
 pub struct Sleeping {
-    /// When the island fell asleep: changes after it are the user's.
+    /// When the island fell asleep: changes after it are the user's. The
+    /// default (tick 0, which no step has) marks a request from your code
+    /// that the next rebuild carries out or refuses.
     #[reflect(ignore)]
     pub(crate) since: Tick,
+}
+
+impl Sleeping {
+    /// Made by your code (`Sleeping::default()`, or a scene), not yet
+    /// carried out by the plugin: a sleep request.
+    pub(crate) fn is_request(&self) -> bool {
+        self.since == Tick::default()
+    }
 }
 
 /// Keeps this body's island awake. Removing it lets the island sleep again.
@@ -480,6 +517,25 @@ fn wake_on_sleeping_disabled(mut world: DeferredWorld, ctx: HookContext) {
             WakeCause::SleepingDisabled(ctx.entity),
         );
     });
+}
+
+/// Hook: the plugin, a restore or your code marked a body asleep. Your
+/// marker on a body whose island already sleeps is taken as asleep from
+/// now (no request to carry out); any other is read by the next rebuild.
+fn on_sleeping_insert(mut world: DeferredWorld, ctx: HookContext) {
+    let request_on_sleeper = world
+        .get::<Sleeping>(ctx.entity)
+        .is_some_and(Sleeping::is_request)
+        && world
+            .get::<Island>(ctx.entity)
+            .is_some_and(Island::is_asleep);
+    if request_on_sleeper {
+        let now = world.change_tick();
+        if let Some(mut sleeping) = world.get_mut::<Sleeping>(ctx.entity) {
+            sleeping.since = now;
+        }
+    }
+    mark_dirty(world, ctx);
 }
 
 /// Hook: a body woke. It gets its [`AccumulatedForce`](crate::AccumulatedForce)

@@ -51,13 +51,14 @@ pub(crate) fn detect_wakes(
         return;
     }
     let now = ticks.this_run();
+    // (A `Sleeping` your code inserted is a request, not a sleeping island.)
     for (entity, body, sleeping) in &written {
-        if body.last_changed().is_newer_than(sleeping.since, now) {
+        if !sleeping.is_request() && body.last_changed().is_newer_than(sleeping.since, now) {
             requests.wake(WakeTarget::Body(entity), WakeCause::BodyWritten(entity));
         }
     }
     for (entity, force, sleeping) in &forced {
-        if force.last_changed().is_newer_than(sleeping.since, now) {
+        if !sleeping.is_request() && force.last_changed().is_newer_than(sleeping.since, now) {
             requests.wake(WakeTarget::Body(entity), WakeCause::ForceChanged(entity));
         }
     }

@@ -69,6 +69,7 @@ pub(super) fn find(p: &mut Rebuild, scene: &mut Scene) -> Islands {
         b.implicit |= node.implicit;
         b.touching |= node.touching;
         b.no_sleep |= node.no_sleep;
+        b.sleep_request |= node.asks_sleep;
         b.all_asleep &= node.sleeping.is_some();
         b.any_asleep |= node.sleeping.is_some();
         if let Some(since) = node.sleeping
@@ -195,7 +196,8 @@ pub(super) fn decide(p: &mut Rebuild, scene: &Scene, islands: &Islands) -> Decid
             members: start..decided.members.len(),
             slots: 0..0,
             sleeping,
-            since: if sleeping && !b.any_asleep {
+            // Asleep from now unless it slept whole before.
+            since: if sleeping && !(b.any_asleep && b.all_asleep) {
                 now
             } else {
                 b.since
@@ -233,40 +235,46 @@ fn report_short_passes(p: &mut Rebuild, wanted: u32, most: u32) {
 
 /// Whether an island sleeps after this rebuild. An island with a sleeping
 /// body wakes whole (with an [`IslandWoke`](crate::IslandWoke)) unless all
-/// its bodies sleep and nothing woke it; an awake island asked to sleep
-/// falls asleep (with an [`IslandSlept`](crate::IslandSlept)).
+/// its bodies sleep and nothing woke it, or it is asked to sleep; an
+/// island asked to sleep (by a command or a `Sleeping` your code inserted)
+/// falls asleep whole (with an [`IslandSlept`](crate::IslandSlept)) unless
+/// a body has `SleepingDisabled` or, when part of it slept, something woke
+/// it. A `Sleeping` your code inserted on an island that stays awake is
+/// taken off.
 fn sleeps(p: &mut Rebuild, scene: &Scene, islands: &Islands, b: &Build, now: Tick) -> bool {
     let members = &islands.members[b.members.clone()];
     let bodies = || members.iter().map(|&i| scene.nodes[i as usize].entity);
-    if b.any_asleep {
-        if b.all_asleep && b.wake.is_none() {
-            return true;
-        }
+    if b.any_asleep && b.all_asleep && b.wake.is_none() {
+        return true;
+    }
+    if b.sleep_request && !b.no_sleep && !(b.any_asleep && b.wake.is_some()) {
         for &i in members {
             let node = &scene.nodes[i as usize];
-            if node.sleeping.is_some() {
-                p.reporter
-                    .commands()
-                    .entity(node.entity)
-                    .try_remove::<Sleeping>();
+            if node.sleeping.is_none() {
+                fall_asleep(p.reporter.commands(), node.entity, now);
             }
-        }
-        p.woke.write(crate::data::islands::IslandWoke {
-            bodies: bodies().collect(),
-            cause: b.wake.unwrap_or(WakeCause::Joined),
-        });
-        false
-    } else if b.sleep_request && !b.no_sleep {
-        for entity in bodies() {
-            fall_asleep(p.reporter.commands(), entity, now);
         }
         p.slept.write(crate::data::islands::IslandSlept {
             bodies: bodies().collect(),
         });
-        true
-    } else {
-        false
+        return true;
     }
+    for &i in members {
+        let node = &scene.nodes[i as usize];
+        if node.sleeping.is_some() || node.asks_sleep {
+            p.reporter
+                .commands()
+                .entity(node.entity)
+                .try_remove::<Sleeping>();
+        }
+    }
+    if b.any_asleep {
+        p.woke.write(crate::data::islands::IslandWoke {
+            bodies: bodies().collect(),
+            cause: b.wake.unwrap_or(WakeCause::Joined),
+        });
+    }
+    false
 }
 
 /// An island's pass count: the largest explicit [`Substeps`] of its

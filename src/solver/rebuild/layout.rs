@@ -135,7 +135,7 @@ fn clear_stale_markers(reporter: &mut Reporter, entity: Entity, dynamic: bool, n
             .entity(entity)
             .try_remove::<AnchorAsleep>();
     }
-    if !dynamic && node.sleeping.is_some() {
+    if !dynamic && (node.sleeping.is_some() || node.asks_sleep) {
         reporter.commands().entity(entity).try_remove::<Sleeping>();
     }
 }

@@ -62,6 +62,9 @@ struct Node {
     dynamic: bool,
     /// `Some(since)` when asleep.
     sleeping: Option<Tick>,
+    /// Your code inserted `Sleeping` on it: a request to sleep (the body
+    /// counts as awake until the request is carried out).
+    asks_sleep: bool,
     /// A fixed body marked `AnchorAsleep`.
     anchor_asleep: bool,
     changed: Tick,

@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use super::{Link, Node, Rebuild, RodLink, Scene};
 use crate::data::constraints::Radius;
-use crate::data::islands::{SleepThreshold, Substeps, sanitize};
+use crate::data::islands::{SleepThreshold, Sleeping, Substeps, sanitize};
 use crate::data::issues::PhysicsIssue;
 use crate::data::requests::{WakeCause, WakeTarget};
 use crate::data::settings::PhysicsSettings;
@@ -100,7 +100,8 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
             entity,
             inv_mass: body.inv_mass,
             dynamic: body.is_dynamic(),
-            sleeping: sleeping.map(|s| s.since),
+            sleeping: sleeping.filter(|s| !s.is_request()).map(|s| s.since),
+            asks_sleep: sleeping.is_some_and(Sleeping::is_request),
             anchor_asleep: anchor,
             changed: body.last_changed(),
             substeps,
