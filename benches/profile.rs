@@ -15,12 +15,17 @@
 //!   loop), `fine` (`ROPES` ropes, the last one with `Substeps(8)`),
 //!   `awake`, `asleep`, `mixed` or `empty` (the resting scene of
 //!   `benches/islands.rs`: 1000 ropes of 20, kept awake, all asleep, every
-//!   other one asleep, or no bodies);
+//!   other one asleep, or no bodies), `one` (one falling body), or `bare`
+//!   (no bodies and no plugin: Bevy's own `FixedMain`);
 //! - `ROPES` (default 100), `STEPS` (default 100);
-//! - `THREADS` (compute threads, default 1) and `THRESHOLD`
+//! - `THREADS` (compute threads, default 1; 0 for Bevy's default pools)
+//!   and `THRESHOLD`
 //!   (`PhysicsSettings::parallel_threshold`, default: never parallel);
 //! - `EXECUTOR=single`: `FixedMain`'s schedules on Bevy's single-threaded
-//!   executor (default: Bevy's multi-threaded one).
+//!   executor (default: Bevy's multi-threaded one); `SINGLE=main`, `update`
+//!   or `post`: `FixedMain`, `FixedUpdate` or `FixedPostUpdate` alone on
+//!   it. (The plugin's `lean_fixed_schedules` chooses executors only when
+//!   the app updates, which this loop of `FixedMain` runs never does.)
 //!
 //! It prints the mean wall time of a step.
 
@@ -61,17 +66,34 @@ fn main() {
     }
     let threads = var("THREADS", 1);
     let mut pools = TaskPoolPlugin::default();
-    pools.task_pool_options.compute.min_threads = threads;
-    pools.task_pool_options.compute.max_threads = threads;
+    if threads > 0 {
+        pools.task_pool_options.compute.min_threads = threads;
+        pools.task_pool_options.compute.max_threads = threads;
+    }
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins.set(pools), EulerPhysicsPlugin))
-        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
-        .insert_resource(PhysicsSettings {
-            parallel_threshold: var("THRESHOLD", usize::MAX),
-            ..default()
-        });
+    app.add_plugins(MinimalPlugins.set(pools))
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)));
+    if scene != "bare" {
+        app.add_plugins(EulerPhysicsPlugin)
+            .insert_resource(PhysicsSettings {
+                parallel_threshold: var("THRESHOLD", usize::MAX),
+                ..default()
+            });
+    }
     if std::env::var("EXECUTOR").is_ok_and(|e| e == "single") {
         single_threaded_fixed_main(&mut app);
+    }
+    if let Ok(only) = std::env::var("SINGLE") {
+        use bevy::ecs::schedule::ScheduleLabel;
+        let label = match only.as_str() {
+            "main" => FixedMain.intern(),
+            "update" => FixedUpdate.intern(),
+            "post" => FixedPostUpdate.intern(),
+            other => panic!("unknown SINGLE {other}: main, update or post"),
+        };
+        app.edit_schedule(label, |s| {
+            s.set_executor(bevy::ecs::schedule::SingleThreadedExecutor::new());
+        });
     }
     let world = app.world_mut();
     match scene.as_str() {
@@ -98,7 +120,10 @@ fn main() {
                 }
             }
         }
-        "empty" => {}
+        "empty" | "bare" => {}
+        "one" => {
+            world.spawn(Body::new(1.0));
+        }
         other => panic!("unknown SCENE {other}"),
     }
     if scene == "asleep" || scene == "mixed" {

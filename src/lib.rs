@@ -78,6 +78,7 @@ mod data;
 mod kernels;
 mod solver;
 
+mod executors;
 mod plugin;
 mod step;
 mod substep;

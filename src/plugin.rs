@@ -1,7 +1,7 @@
 //! [`EulerPhysicsPlugin`]: the resources, schedules, sets and systems of
 //! the physics, wired together.
 
-use bevy::app::{App, FixedUpdate, Plugin, Update};
+use bevy::app::{App, FixedUpdate, Plugin, RunFixedMainLoop, RunFixedMainLoopSystems, Update};
 use bevy::ecs::schedule::common_conditions::{not, resource_exists};
 use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SingleThreadedExecutor};
 
@@ -24,6 +24,7 @@ use crate::data::settings::{
     InterpolationSystems, PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems,
     SubstepSystems, age_step_end,
 };
+use crate::executors;
 use crate::interpolation;
 use crate::snapshot::{BodyState, PhysicsSnapshot};
 use crate::solver::{
@@ -39,6 +40,13 @@ use crate::step::{
 ///
 /// Works with `DefaultPlugins` or `MinimalPlugins`; needs nothing else. The
 /// step rate is Bevy's fixed timestep (`Time<Fixed>`, 64 Hz by default).
+///
+/// Each of Bevy's fixed schedules that holds at most one system that is not
+/// exclusive runs on the single-threaded executor, which costs a few
+/// microseconds where the multi-threaded one's wake of a pool thread cost
+/// 55–70 µs per fixed step here; such a schedule has nothing to run in
+/// parallel. [`PhysicsSettings::lean_fixed_schedules`](crate::PhysicsSettings::lean_fixed_schedules)
+/// turns this off.
 ///
 /// # Example
 ///
@@ -198,6 +206,11 @@ impl Plugin for EulerPhysicsPlugin {
             .add_systems(
                 Update,
                 interpolation::interpolate.in_set(InterpolationSystems::Interpolate),
+            )
+            .add_systems(
+                RunFixedMainLoop,
+                executors::lean_fixed_schedules
+                    .in_set(RunFixedMainLoopSystems::BeforeFixedMainLoop),
             );
     }
 }

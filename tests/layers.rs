@@ -23,8 +23,9 @@ const LAYERS: &[&[&str]] = &[
     &["data"],
     // `SolverState` and its stages.
     &["solver"],
-    // The step, the substep query and interpolation.
-    &["step", "substep", "interpolation"],
+    // The step, the substep query, interpolation and the fixed schedules'
+    // executors.
+    &["step", "substep", "interpolation", "executors"],
     // The public modules, which re-export the layers below.
     &[
         "body",

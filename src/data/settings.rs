@@ -265,6 +265,30 @@ pub struct PhysicsSettings {
     /// (`false`: the picture then moves in steps of the fixed rate, and
     /// stutters when the frame rate and the fixed rate beat). Default: true.
     pub interpolate: bool,
+    /// Whether the plugin runs each of Bevy's fixed schedules (`FixedMain`,
+    /// `FixedFirst` … `FixedLast`) on the single-threaded executor while it
+    /// holds at most one system that is not exclusive, and on the
+    /// multi-threaded one otherwise. Such a schedule has nothing to run in
+    /// parallel, and the multi-threaded executor's wake of a pool thread
+    /// cost 55–70 µs per fixed step in a small app here, ten times the
+    /// step of a one-body scene (`benches/fixed_cost.rs`). The choice is
+    /// made before each fixed loop, again whenever a schedule's system
+    /// count changes. Set it to `false` to choose executors yourself (the
+    /// schedules it switched go back to the multi-threaded executor).
+    /// Default: true.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_euler_physics::prelude::*;
+    ///
+    /// App::new()
+    ///     .add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+    ///     .insert_resource(PhysicsSettings {
+    ///         lean_fixed_schedules: false,
+    ///         ..default()
+    ///     });
+    /// ```
+    pub lean_fixed_schedules: bool,
 }
 
 /// [`Radius::MAX`](crate::Radius::MAX), here for the issue messages.
@@ -336,6 +360,7 @@ impl Default for PhysicsSettings {
             stability_target: 0.9,
             parallel_threshold: 16_384,
             interpolate: true,
+            lean_fixed_schedules: true,
         }
     }
 }

@@ -241,7 +241,15 @@ impl Plugin for DebugCorePlugin {
             .add_systems(FixedFirst, stats::count_step)
             .add_systems(
                 FixedUpdate,
-                energy::record_energy.after(PhysicsSystems::Finish),
+                (
+                    stats::start_physics_clock
+                        .after(PhysicsSystems::Prepare)
+                        .before(PhysicsSystems::Step),
+                    stats::stop_physics_clock
+                        .after(PhysicsSystems::Step)
+                        .before(PhysicsSystems::Finish),
+                    energy::record_energy.after(PhysicsSystems::Finish),
+                ),
             );
     }
 }

@@ -17,12 +17,20 @@ use crate::islands::{AutoSubsteps, Island, Sleeping};
 pub(crate) struct DebugStats {
     /// Fixed steps run this frame.
     pub(crate) steps_this_frame: u32,
-    /// Wall time of this frame's fixed steps (the whole `FixedMain`
-    /// schedule, less the panel's energy sampling).
+    /// Wall time of this frame's fixed loop: every `FixedMain` run (Bevy's
+    /// fixed schedules, your fixed systems and the physics), less the
+    /// panel's energy sampling.
     pub(crate) step_time: Duration,
-    /// `step_time` per step, smoothed over about a second of frames with
+    /// Wall time of the plugin's own step ([`PhysicsSystems::Step`]) this
+    /// frame.
+    ///
+    /// [`PhysicsSystems::Step`]: crate::PhysicsSystems::Step
+    pub(crate) physics_time: Duration,
+    /// `physics_time` per step, smoothed over about a second of frames with
     /// steps, in seconds.
     pub(crate) mean_step_seconds: f64,
+    /// Wall time of the panel's energy sampling this frame.
+    pub(crate) energy_time: Duration,
     /// Dynamic bodies awake.
     pub(crate) awake: usize,
     /// Dynamic bodies asleep.
@@ -53,6 +61,10 @@ pub(crate) struct WorstIsland {
 pub(crate) struct StepClock {
     start: Option<Instant>,
     steps: u32,
+    /// When the current physics step started.
+    physics_start: Option<Instant>,
+    /// The physics steps' wall time this frame.
+    physics: Duration,
     /// Time spent by the panel's own systems inside the fixed loop.
     pub(crate) own_time: Duration,
 }
@@ -89,6 +101,25 @@ pub(crate) fn begin_fixed_loop(
     clock.start = Some(Instant::now());
     clock.steps = 0;
     clock.own_time = Duration::ZERO;
+    clock.physics = Duration::ZERO;
+}
+
+/// Just before the plugin's step. Exclusive, as the step is: a system that
+/// could run on a pool thread would cost `FixedUpdate` the multi-threaded
+/// executor (see `PhysicsSettings::lean_fixed_schedules`).
+pub(crate) fn start_physics_clock(world: &mut World) {
+    if let Some(mut clock) = world.get_resource_mut::<StepClock>() {
+        clock.physics_start = Some(Instant::now());
+    }
+}
+
+/// Just after the plugin's step.
+pub(crate) fn stop_physics_clock(world: &mut World) {
+    if let Some(mut clock) = world.get_resource_mut::<StepClock>()
+        && let Some(start) = clock.physics_start.take()
+    {
+        clock.physics += start.elapsed();
+    }
 }
 
 /// At the start of every fixed step.
@@ -105,8 +136,10 @@ pub(crate) fn end_fixed_loop(mut clock: ResMut<StepClock>, mut stats: ResMut<Deb
         .unwrap_or_default();
     stats.steps_this_frame = clock.steps;
     stats.step_time = elapsed;
+    stats.physics_time = clock.physics;
+    stats.energy_time = clock.own_time;
     if clock.steps > 0 {
-        let per_step = elapsed.as_secs_f64() / f64::from(clock.steps);
+        let per_step = clock.physics.as_secs_f64() / f64::from(clock.steps);
         stats.mean_step_seconds = if stats.mean_step_seconds > 0.0 {
             stats.mean_step_seconds + 0.05 * (per_step - stats.mean_step_seconds)
         } else {

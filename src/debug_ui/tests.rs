@@ -129,6 +129,13 @@ fn step_time_and_count_are_measured_per_frame() {
     assert_eq!(stats.steps_this_frame, 3);
     assert!(stats.step_time > Duration::ZERO);
     assert!(stats.mean_step_seconds > 0.0);
+    // The physics apart: inside the fixed loop, and what the mean follows.
+    assert!(stats.physics_time > Duration::ZERO);
+    assert!(stats.physics_time < stats.step_time, "{stats:?}");
+    assert_eq!(
+        stats.mean_step_seconds,
+        stats.physics_time.as_secs_f64() / 3.0
+    );
 }
 
 fn ray_at(x: f32, y: f32) -> Ray3d {
