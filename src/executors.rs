@@ -12,23 +12,31 @@
 //! A schedule with at most one system that is not exclusive has nothing to
 //! run in parallel (exclusive systems never run beside another system), so
 //! the single-threaded executor runs it in the same order at no loss. Before
-//! each fixed loop, [`lean_fixed_schedules`] looks at Bevy's six fixed
-//! schedules and puts each on the single-threaded executor while it holds
-//! at most one such system, and back on the multi-threaded one when it
-//! holds more. It looks again only when a schedule's system count changed.
+//! each fixed loop, [`lean_fixed_schedules`] looks at the five fixed
+//! schedules `FixedMain` runs (Bevy already runs `FixedMain` itself on the
+//! single-threaded executor) and puts each on the single-threaded executor
+//! while it holds at most one such system, and back on Bevy's default one
+//! when it holds more. It looks again only when a schedule's system count
+//! changed.
+//!
+//! Bevy cannot say which executor a schedule runs on, so the plugin cannot
+//! see one your code set: while the setting is on, it replaces the executor
+//! of a fixed schedule with at most one such system, and only leaves alone
+//! a schedule it never switched.
 
-use bevy::app::FixedMain;
+use bevy::app::{RunFixedMainLoop, RunFixedMainLoopSystems};
+use bevy::ecs::error::{BevyError, ErrorContext};
 use bevy::ecs::schedule::{
-    InternedScheduleLabel, MultiThreadedExecutor, ScheduleLabel, SingleThreadedExecutor,
+    FixedBitSet, InternedScheduleLabel, ScheduleLabel, SingleThreadedExecutor, SystemExecutor,
+    SystemSchedule, default_executor,
 };
 use bevy::prelude::*;
 
 use crate::data::settings::PhysicsSettings;
 
 /// The fixed schedules, in the order `FixedMain` runs them.
-fn fixed_labels() -> [InternedScheduleLabel; 6] {
+fn fixed_labels() -> [InternedScheduleLabel; 5] {
     [
-        FixedMain.intern(),
         FixedFirst.intern(),
         FixedPreUpdate.intern(),
         FixedUpdate.intern(),
@@ -37,15 +45,44 @@ fn fixed_labels() -> [InternedScheduleLabel; 6] {
     ]
 }
 
+/// Bevy's default executor for a new schedule (multi-threaded where Bevy
+/// can run threads), as a value `Schedule::set_executor` takes.
+struct BevyDefault(Box<dyn SystemExecutor>);
+
+impl BevyDefault {
+    fn new() -> Self {
+        BevyDefault(default_executor())
+    }
+}
+
+impl SystemExecutor for BevyDefault {
+    fn init(&mut self, schedule: &SystemSchedule) {
+        self.0.init(schedule);
+    }
+
+    fn run(
+        &mut self,
+        schedule: &mut SystemSchedule,
+        world: &mut World,
+        skip_systems: Option<&FixedBitSet>,
+        error_handler: fn(BevyError, ErrorContext),
+    ) {
+        self.0.run(schedule, world, skip_systems, error_handler);
+    }
+
+    fn set_apply_final_deferred(&mut self, value: bool) {
+        self.0.set_apply_final_deferred(value);
+    }
+}
+
 /// What [`lean_fixed_schedules`] last saw and chose, per fixed schedule.
-/// It switches a schedule back to the multi-threaded executor only if it
-/// put it on the single-threaded one: an executor your code set on a
-/// schedule it never switched stays.
+/// It switches a schedule back to Bevy's default executor only if it put
+/// it on the single-threaded one.
 #[derive(Resource, Default)]
 pub(crate) struct FixedExecutors {
     /// The system count it decided on, and whether it chose the
     /// single-threaded executor; `None` before it first decided.
-    seen: [Option<(usize, bool)>; 6],
+    seen: [Option<(usize, bool)>; 5],
 }
 
 /// Whether a schedule whose systems are `exclusive` (one flag per system)
@@ -55,12 +92,20 @@ pub(crate) fn single_threaded(exclusive: impl IntoIterator<Item = bool>) -> bool
     exclusive.into_iter().filter(|&e| !e).count() <= 1
 }
 
+/// Adds [`lean_fixed_schedules`] before the fixed loop.
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(
+        RunFixedMainLoop,
+        lean_fixed_schedules.in_set(RunFixedMainLoopSystems::BeforeFixedMainLoop),
+    );
+}
+
 /// Before the fixed loop: each fixed schedule on the executor its systems
 /// need (see the module docs). A schedule not built yet (it has not run
 /// since systems were added) is looked at the next frame. With
 /// [`PhysicsSettings::lean_fixed_schedules`] off, the schedules it put on
-/// the single-threaded executor go back to the multi-threaded one, once,
-/// and it touches nothing more.
+/// the single-threaded executor go back to Bevy's default, once, and it
+/// touches nothing more.
 pub(crate) fn lean_fixed_schedules(world: &mut World) {
     let lean = world
         .get_resource::<PhysicsSettings>()
@@ -73,7 +118,7 @@ pub(crate) fn lean_fixed_schedules(world: &mut World) {
             };
             if !lean {
                 if seen.take().is_some_and(|(_, single)| single) {
-                    schedule.set_executor(MultiThreadedExecutor::new());
+                    schedule.set_executor(BevyDefault::new());
                 }
                 continue;
             }
@@ -90,7 +135,7 @@ pub(crate) fn lean_fixed_schedules(world: &mut World) {
             if single && !was {
                 schedule.set_executor(SingleThreadedExecutor::new());
             } else if !single && was {
-                schedule.set_executor(MultiThreadedExecutor::new());
+                schedule.set_executor(BevyDefault::new());
             }
             *seen = Some((count, single));
         }

@@ -1,7 +1,7 @@
 //! [`EulerPhysicsPlugin`]: the resources, schedules, sets and systems of
 //! the physics, wired together.
 
-use bevy::app::{App, FixedUpdate, Plugin, RunFixedMainLoop, RunFixedMainLoopSystems, Update};
+use bevy::app::{App, FixedUpdate, Plugin, Update};
 use bevy::ecs::schedule::common_conditions::{not, resource_exists};
 use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SingleThreadedExecutor};
 
@@ -32,7 +32,8 @@ use crate::solver::{
     wakes,
 };
 use crate::step::{
-    BuiltIn, CurrentPass, StepEnd, StepStart, SteppedElsewhere, SubstepUsers, built_in, run_step,
+    BuiltIn, CurrentPass, StepEnd, StepStart, StepTimer, SteppedElsewhere, SubstepUsers, built_in,
+    run_step,
 };
 
 /// Adds point-mass physics to an app: the resources, the systems in
@@ -44,7 +45,7 @@ use crate::step::{
 /// Each of Bevy's fixed schedules that holds at most one system that is not
 /// exclusive runs on the single-threaded executor, which costs a few
 /// microseconds where the multi-threaded one's wake of a pool thread cost
-/// 55–70 µs per fixed step here; such a schedule has nothing to run in
+/// 55–80 µs per fixed step here; such a schedule has nothing to run in
 /// parallel. [`PhysicsSettings::lean_fixed_schedules`](crate::PhysicsSettings::lean_fixed_schedules)
 /// turns this off.
 ///
@@ -76,6 +77,7 @@ impl Plugin for EulerPhysicsPlugin {
             .init_resource::<SolverRequests>()
             .init_resource::<SubstepUsers>()
             .init_resource::<CurrentPass>()
+            .init_resource::<StepTimer>()
             .init_resource::<SleepSettings>()
             .init_resource::<ConstraintSettings>()
             .init_resource::<PhysicsOrigin>()
@@ -207,10 +209,6 @@ impl Plugin for EulerPhysicsPlugin {
                 Update,
                 interpolation::interpolate.in_set(InterpolationSystems::Interpolate),
             )
-            .add_systems(
-                RunFixedMainLoop,
-                executors::lean_fixed_schedules
-                    .in_set(RunFixedMainLoopSystems::BeforeFixedMainLoop),
-            );
+            .add_plugins(executors::plugin);
     }
 }

@@ -76,6 +76,7 @@ use bevy_ggrs::{
 
 use crate::body::Body;
 use crate::constraints::GroundPlane;
+use crate::data::islands::asleep_at;
 use crate::data::requests::{AnchorAsleep, SolverRequests};
 use crate::data::settings::PhysicsSystems;
 use crate::forces::AccumulatedForce;
@@ -180,7 +181,7 @@ fn resync_after_rollback(
     // (A sleep request your code made stays one.)
     for mut sleeping in &mut sleeping {
         if !sleeping.is_request() {
-            sleeping.since = ticks.this_run();
+            sleeping.since = asleep_at(ticks.this_run());
         }
     }
     for mut anchor in &mut anchors {

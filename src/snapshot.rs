@@ -48,6 +48,7 @@ use bevy::prelude::*;
 
 use crate::body::Body;
 use crate::constraints::{AngleLimit, DistanceConstraint, DistanceLimit, GroundPlane};
+use crate::data::islands::asleep_at;
 use crate::data::requests::{AnchorAsleep, SolverRequests, WakeTarget};
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
@@ -301,7 +302,7 @@ impl PhysicsSnapshot {
         // Sleep states last, at a later tick than the writes above, so the
         // writes do not count as touching a sleeping island.
         world.increment_change_tick();
-        let since = world.change_tick();
+        let since = asleep_at(world.change_tick());
         for state in &self.bodies {
             let Ok(mut entity) = world.get_entity_mut(state.entity) else {
                 continue;

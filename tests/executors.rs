@@ -101,8 +101,21 @@ fn lean_off_leaves_bevy_s_executors() {
     assert!(!on_this_thread(&mut app));
 }
 
-/// An executor your code set on a schedule the plugin never switched
-/// stays, whatever the schedule holds.
+/// Turned off in a running app, the schedules it switched go back to
+/// Bevy's default executor.
+#[test]
+fn turned_off_it_gives_the_schedules_back() {
+    let mut app = new_app(true);
+    app.add_systems(FixedFirst, note);
+    assert!(on_this_thread(&mut app));
+    app.world_mut()
+        .resource_mut::<PhysicsSettings>()
+        .lean_fixed_schedules = false;
+    assert!(!on_this_thread(&mut app));
+}
+
+/// An executor your code set on a schedule the plugin never switched (it
+/// holds more than one system that is not exclusive) stays.
 #[test]
 fn an_executor_you_set_stays() {
     let mut app = new_app(true);

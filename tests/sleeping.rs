@@ -818,6 +818,14 @@ fn sleeping_inserted_on_a_sleeper_or_a_fixed_body() {
     assert!(!asleep(&app, fixed));
     let events = app.world().resource::<Events>();
     assert!(events.woke.is_empty() && events.slept.is_empty());
+    // A write made before the marker still wakes the island.
+    body_mut(&mut app, b).velocity = Vec3::X;
+    app.world_mut().entity_mut(b).insert(Sleeping::default());
+    step(&mut app, 1);
+    assert!(!asleep(&app, a) && !asleep(&app, b));
+    let woke = &app.world().resource::<Events>().woke;
+    assert_eq!(woke.len(), 1, "{woke:?}");
+    assert_eq!(woke[0].cause, WakeCause::BodyWritten(b));
 }
 
 /// The same with a cord (a `DistanceLimit`) to the anchor: the report names

@@ -245,9 +245,12 @@ impl RestTime {
 ///   does: at the start of the next fixed step the whole island falls
 ///   asleep, with one [`IslandSlept`], unless one of its bodies has
 ///   [`SleepingDisabled`], in which case the plugin takes the marker off
-///   again and the island stays awake (no message). Inserted on a body that
-///   already sleeps, it changes nothing; on a fixed body, it is taken off.
-///   Removed again before the step, the request is gone.
+///   again and the island stays awake (no message). An island of which
+///   part sleeps (an awake body just joined it) wakes whole instead, with
+///   an [`IslandWoke`]. Inserted on a body that already sleeps, it changes
+///   nothing (a write to the body earlier in the frame still wakes it); on
+///   a fixed body, it is taken off. Removed again before the step, the
+///   request is gone.
 /// - **Removing** it from a body of a sleeping island wakes the whole
 ///   island, as [`wake_island`](IslandCommands::wake_island) does (with
 ///   [`WakeCause::Command`]).
@@ -290,10 +293,15 @@ impl RestTime {
 /// ```
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[reflect(Component, Default, Debug, PartialEq, Clone)]
-#[component(on_insert = on_sleeping_insert, on_remove = on_sleeping_remove)]
+#[component(
+    on_insert = on_sleeping_insert,
+    on_discard = on_sleeping_discard,
+    on_remove = on_sleeping_remove
+)]
 pub struct Sleeping {
     /// When the island fell asleep: changes after it are the user's. The
-    /// default (tick 0, which no step has) marks a request from your code
+    /// default (tick 0, which the plugin never stamps: see `asleep_at`)
+    /// marks a request from your code
     /// that the next rebuild carries out or refuses.
     #[reflect(ignore)]
     pub(crate) since: Tick,
@@ -519,23 +527,44 @@ fn wake_on_sleeping_disabled(mut world: DeferredWorld, ctx: HookContext) {
     });
 }
 
+/// Hook: a `Sleeping` is about to be replaced (or removed): keep its tick
+/// for the `on_insert` hook that follows a replacement.
+fn on_sleeping_discard(mut world: DeferredWorld, ctx: HookContext) {
+    if let Some(since) = world.get::<Sleeping>(ctx.entity).map(|s| s.since) {
+        request(&mut world, |requests| {
+            requests.replaced_sleep = Some((ctx.entity, since));
+        });
+    }
+}
+
 /// Hook: the plugin, a restore or your code marked a body asleep. Your
-/// marker on a body whose island already sleeps is taken as asleep from
-/// now (no request to carry out); any other is read by the next rebuild.
+/// marker put over one the plugin set (the body already sleeps) keeps the
+/// old one's tick, so writes made before it still wake the island; any
+/// other marker of yours is a request the next rebuild reads.
 fn on_sleeping_insert(mut world: DeferredWorld, ctx: HookContext) {
-    let request_on_sleeper = world
-        .get::<Sleeping>(ctx.entity)
-        .is_some_and(Sleeping::is_request)
-        && world
-            .get::<Island>(ctx.entity)
-            .is_some_and(Island::is_asleep);
-    if request_on_sleeper {
-        let now = world.change_tick();
-        if let Some(mut sleeping) = world.get_mut::<Sleeping>(ctx.entity) {
-            sleeping.since = now;
-        }
+    let replaced = world
+        .get_resource_mut::<SolverRequests>()
+        .and_then(|mut requests| requests.replaced_sleep.take())
+        .filter(|&(entity, since)| entity == ctx.entity && since != Tick::default());
+    if let Some((_, since)) = replaced
+        && let Some(mut sleeping) = world.get_mut::<Sleeping>(ctx.entity)
+        && sleeping.is_request()
+    {
+        sleeping.since = since;
     }
     mark_dirty(world, ctx);
+}
+
+/// The tick a body falls asleep at, as the plugin stamps it: never tick 0,
+/// which marks a request from your code (a tick that wrapped round to 0
+/// is stamped one earlier, so a write in that tick still counts as after
+/// it).
+pub(crate) fn asleep_at(tick: Tick) -> Tick {
+    if tick == Tick::default() {
+        Tick::new(u32::MAX)
+    } else {
+        tick
+    }
 }
 
 /// Hook: a body woke. It gets its [`AccumulatedForce`](crate::AccumulatedForce)
@@ -543,6 +572,8 @@ fn on_sleeping_insert(mut world: DeferredWorld, ctx: HookContext) {
 /// sleeping island (the plugin marks an island awake before it removes
 /// `Sleeping`), it wakes the island as `wake_island` does.
 fn on_sleeping_remove(mut world: DeferredWorld, ctx: HookContext) {
+    // (Its `on_discard` ran first; no insertion follows a removal.)
+    request(&mut world, |requests| requests.replaced_sleep = None);
     world
         .commands()
         .entity(ctx.entity)

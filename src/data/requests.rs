@@ -89,6 +89,9 @@ pub(crate) struct SolverRequests {
     /// (a snapshot, a rollback), which touches nothing; taken by the next
     /// wake scan.
     pub quiet_since: Option<Tick>,
+    /// The `Sleeping` an insertion is replacing, from its `on_discard`
+    /// hook to the `on_insert` hook that follows at once.
+    pub replaced_sleep: Option<(Entity, Tick)>,
 }
 
 impl SolverRequests {

@@ -265,17 +265,19 @@ pub struct PhysicsSettings {
     /// (`false`: the picture then moves in steps of the fixed rate, and
     /// stutters when the frame rate and the fixed rate beat). Default: true.
     pub interpolate: bool,
-    /// Whether the plugin runs each of Bevy's fixed schedules (`FixedMain`,
-    /// `FixedFirst` … `FixedLast`) on the single-threaded executor while it
-    /// holds at most one system that is not exclusive, and on the
-    /// multi-threaded one otherwise. Such a schedule has nothing to run in
-    /// parallel, and the multi-threaded executor's wake of a pool thread
-    /// cost 55–70 µs per fixed step in a small app here, ten times the
-    /// step of a one-body scene (`benches/fixed_cost.rs`). The choice is
-    /// made before each fixed loop, again whenever a schedule's system
-    /// count changes. Set it to `false` to choose executors yourself (the
-    /// schedules it switched go back to the multi-threaded executor).
-    /// Default: true.
+    /// Whether the plugin runs each of Bevy's fixed schedules (`FixedFirst`
+    /// … `FixedLast`) on the single-threaded executor while it holds at
+    /// most one system that is not exclusive, and on Bevy's default
+    /// (multi-threaded) one otherwise. Such a schedule has nothing to run
+    /// in parallel, and the multi-threaded executor's wake of a pool thread
+    /// cost 55–80 µs per fixed step in a small app here, more than ten
+    /// times the step of a one-body scene (`benches/fixed_cost.rs`). The
+    /// choice is made before each fixed loop, again whenever a schedule's
+    /// system count changes. Bevy cannot say which executor a schedule
+    /// runs on, so while this is on, an executor your code set on a fixed
+    /// schedule of at most one such system is replaced: set it to `false`
+    /// to choose executors yourself (the schedules it switched go back to
+    /// Bevy's default). Default: true.
     ///
     /// ```
     /// use bevy::prelude::*;

@@ -241,15 +241,7 @@ impl Plugin for DebugCorePlugin {
             .add_systems(FixedFirst, stats::count_step)
             .add_systems(
                 FixedUpdate,
-                (
-                    stats::start_physics_clock
-                        .after(PhysicsSystems::Prepare)
-                        .before(PhysicsSystems::Step),
-                    stats::stop_physics_clock
-                        .after(PhysicsSystems::Step)
-                        .before(PhysicsSystems::Finish),
-                    energy::record_energy.after(PhysicsSystems::Finish),
-                ),
+                energy::record_energy.after(PhysicsSystems::Finish),
             );
     }
 }

@@ -11,6 +11,7 @@ use super::drag::DragPart;
 use crate::PhysicsSettings;
 use crate::body::Body;
 use crate::islands::{AutoSubsteps, Island, Sleeping};
+use crate::step::StepTimer;
 
 /// What the panel shows, gathered once per frame after the fixed steps.
 #[derive(Resource, Debug, Clone, Default, PartialEq)]
@@ -61,10 +62,6 @@ pub(crate) struct WorstIsland {
 pub(crate) struct StepClock {
     start: Option<Instant>,
     steps: u32,
-    /// When the current physics step started.
-    physics_start: Option<Instant>,
-    /// The physics steps' wall time this frame.
-    physics: Duration,
     /// Time spent by the panel's own systems inside the fixed loop.
     pub(crate) own_time: Duration,
 }
@@ -101,25 +98,6 @@ pub(crate) fn begin_fixed_loop(
     clock.start = Some(Instant::now());
     clock.steps = 0;
     clock.own_time = Duration::ZERO;
-    clock.physics = Duration::ZERO;
-}
-
-/// Just before the plugin's step. Exclusive, as the step is: a system that
-/// could run on a pool thread would cost `FixedUpdate` the multi-threaded
-/// executor (see `PhysicsSettings::lean_fixed_schedules`).
-pub(crate) fn start_physics_clock(world: &mut World) {
-    if let Some(mut clock) = world.get_resource_mut::<StepClock>() {
-        clock.physics_start = Some(Instant::now());
-    }
-}
-
-/// Just after the plugin's step.
-pub(crate) fn stop_physics_clock(world: &mut World) {
-    if let Some(mut clock) = world.get_resource_mut::<StepClock>()
-        && let Some(start) = clock.physics_start.take()
-    {
-        clock.physics += start.elapsed();
-    }
 }
 
 /// At the start of every fixed step.
@@ -128,7 +106,14 @@ pub(crate) fn count_step(mut clock: ResMut<StepClock>) {
 }
 
 /// After the fixed loop: how many steps ran, and how long they took.
-pub(crate) fn end_fixed_loop(mut clock: ResMut<StepClock>, mut stats: ResMut<DebugStats>) {
+pub(crate) fn end_fixed_loop(
+    mut clock: ResMut<StepClock>,
+    mut stats: ResMut<DebugStats>,
+    mut timer: ResMut<StepTimer>,
+) {
+    // The physics' own time this frame, wherever its steps ran (the fixed
+    // loop, or a rollback schedule earlier in the frame).
+    let physics = core::mem::take(&mut *timer);
     let elapsed = clock
         .start
         .take()
@@ -136,10 +121,10 @@ pub(crate) fn end_fixed_loop(mut clock: ResMut<StepClock>, mut stats: ResMut<Deb
         .unwrap_or_default();
     stats.steps_this_frame = clock.steps;
     stats.step_time = elapsed;
-    stats.physics_time = clock.physics;
+    stats.physics_time = physics.elapsed;
     stats.energy_time = clock.own_time;
-    if clock.steps > 0 {
-        let per_step = clock.physics.as_secs_f64() / f64::from(clock.steps);
+    if physics.steps > 0 {
+        let per_step = physics.elapsed.as_secs_f64() / f64::from(physics.steps);
         stats.mean_step_seconds = if stats.mean_step_seconds > 0.0 {
             stats.mean_step_seconds + 0.05 * (per_step - stats.mean_step_seconds)
         } else {

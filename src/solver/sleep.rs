@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use crate::data::body::Body;
 use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
 use crate::data::forces::AccumulatedForce;
-use crate::data::islands::{IslandSlept, RestTime, SleepSettings, Sleeping};
+use crate::data::islands::{IslandSlept, RestTime, SleepSettings, Sleeping, asleep_at};
 use crate::data::requests::{AnchorAsleep, Island};
 use crate::solver::SolverState;
 
@@ -53,7 +53,9 @@ pub(crate) fn fall_asleep(commands: &mut Commands, entity: Entity, since: Tick) 
                 // rebuild writes the whole island state).
                 island.group = u32::MAX;
             }
-            e.insert(Sleeping { since });
+            e.insert(Sleeping {
+                since: asleep_at(since),
+            });
         });
 }
 

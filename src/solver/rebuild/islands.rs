@@ -196,8 +196,7 @@ pub(super) fn decide(p: &mut Rebuild, scene: &Scene, islands: &Islands) -> Decid
             members: start..decided.members.len(),
             slots: 0..0,
             sleeping,
-            // Asleep from now unless it slept whole before.
-            since: if sleeping && !(b.any_asleep && b.all_asleep) {
+            since: if sleeping && !b.any_asleep {
                 now
             } else {
                 b.since
@@ -235,24 +234,20 @@ fn report_short_passes(p: &mut Rebuild, wanted: u32, most: u32) {
 
 /// Whether an island sleeps after this rebuild. An island with a sleeping
 /// body wakes whole (with an [`IslandWoke`](crate::IslandWoke)) unless all
-/// its bodies sleep and nothing woke it, or it is asked to sleep; an
-/// island asked to sleep (by a command or a `Sleeping` your code inserted)
-/// falls asleep whole (with an [`IslandSlept`](crate::IslandSlept)) unless
-/// a body has `SleepingDisabled` or, when part of it slept, something woke
-/// it. A `Sleeping` your code inserted on an island that stays awake is
-/// taken off.
+/// its bodies sleep and nothing woke it; an awake island asked to sleep (by
+/// a command or a `Sleeping` your code inserted) falls asleep whole (with
+/// an [`IslandSlept`](crate::IslandSlept)) unless a body has
+/// `SleepingDisabled`. A `Sleeping` your code inserted on an island that
+/// stays awake is taken off.
 fn sleeps(p: &mut Rebuild, scene: &Scene, islands: &Islands, b: &Build, now: Tick) -> bool {
     let members = &islands.members[b.members.clone()];
     let bodies = || members.iter().map(|&i| scene.nodes[i as usize].entity);
     if b.any_asleep && b.all_asleep && b.wake.is_none() {
         return true;
     }
-    if b.sleep_request && !b.no_sleep && !(b.any_asleep && b.wake.is_some()) {
-        for &i in members {
-            let node = &scene.nodes[i as usize];
-            if node.sleeping.is_none() {
-                fall_asleep(p.reporter.commands(), node.entity, now);
-            }
+    if !b.any_asleep && b.sleep_request && !b.no_sleep {
+        for entity in bodies() {
+            fall_asleep(p.reporter.commands(), entity, now);
         }
         p.slept.write(crate::data::islands::IslandSlept {
             bodies: bodies().collect(),
