@@ -15,10 +15,8 @@
 //! and on two, and the bytes per body each holds (counted by a global
 //! allocator: what building and settling the scene left allocated).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicIsize, Ordering};
 
 use bevy::app::FixedMain;
 use bevy::math::Vec3A;
@@ -26,24 +24,8 @@ use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 
 mod common;
+use common::{Counting, live_bytes, median, time};
 use common::{H, bench_app};
-use common::{median, time};
-
-/// Bytes allocated and not yet freed.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -333,14 +315,14 @@ fn main() {
     };
     for &n in sizes {
         let settle = if smoke { 10 } else { 400 };
-        let before = LIVE.load(Ordering::Relaxed);
+        let before = live_bytes();
         let mut one = plugin_app(n, false, settle);
-        let plugin_bytes = LIVE.load(Ordering::Relaxed) - before;
+        let plugin_bytes = live_bytes() - before;
         let mut two = plugin_app(n, true, settle);
-        let before = LIVE.load(Ordering::Relaxed);
+        let before = live_bytes();
         let mut plain = Plain::new(&mut one, n);
         plain.step();
-        let plain_bytes = LIVE.load(Ordering::Relaxed) - before;
+        let plain_bytes = live_bytes() - before;
         let rounds = if smoke { 1 } else { 11 };
         let steps = if smoke { 1 } else { (2_000_000 / n).max(2) };
         let (mut r1, mut r2) = (Vec::new(), Vec::new());

@@ -3,6 +3,9 @@
 //! and ropes spawned as bodies and springs.
 #![allow(dead_code)]
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
 use bevy::app::FixedMain;
 use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
@@ -169,6 +172,31 @@ pub fn bench_app(parallel: bool) -> App {
         single_threaded_fixed_main(&mut app);
     }
     app
+}
+
+/// An allocator that counts the bytes allocated and not yet freed; a
+/// benchmark that measures memory makes it its global allocator
+/// (`#[global_allocator] static ALLOCATOR: Counting = Counting;`).
+pub struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: every call goes to the system allocator unchanged; the count is
+// all that is added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// Bytes allocated through [`Counting`] and not yet freed.
+pub fn live_bytes() -> isize {
+    LIVE.load(Ordering::Relaxed)
 }
 
 /// Seconds that `steps` calls of `f` take.
