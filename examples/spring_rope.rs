@@ -21,6 +21,13 @@
 //! Mouse: drag any body (left button). Keys: Space kicks every rope
 //! sideways, G flips gravity, I toggles interpolation, P pauses, N steps,
 //! F1 hides the physics panel.
+//!
+//! Stress mode: `cargo run --release --example spring_rope -- --ropes 1000
+//! --segments 100` hangs that many ropes of that many bodies (the physics
+//! of `benches/step.rs`: bodies of 1 kg 0.1 m apart on springs of
+//! 1000 N/m; here in rows, each released at its own angle; sleeping off),
+//! each drawn as one line strip (one gizmo call per rope, not per body).
+//! The physics panel shows the step's cost; Space kicks, G flips gravity.
 
 mod support;
 
@@ -59,6 +66,9 @@ struct Looks {
 }
 
 fn main() {
+    if let Some(stress) = stress::Stress::from_args() {
+        return stress::run(stress);
+    }
     example_app("spring rope")
         .add_systems(Startup, setup)
         .add_systems(
@@ -321,4 +331,148 @@ fn panel(
                 });
         });
     Ok(())
+}
+
+/// `--ropes N --segments S`: many plain ropes, drawn in batches.
+mod stress {
+    use bevy::prelude::*;
+    use bevy_euler_physics::prelude::*;
+
+    use super::support;
+    use super::support::parts::example_app;
+
+    /// Spring stiffness, damping and rest length, and body mass, as in
+    /// `benches/step.rs`.
+    const K: f32 = 1000.0;
+    const C: f32 = 1.0;
+    const REST: f32 = 0.1;
+    const MASS: f32 = 1.0;
+    /// Metres between anchors.
+    const SPACING: f32 = 0.5;
+
+    /// The stress scene's size.
+    #[derive(Resource, Clone, Copy, Debug)]
+    pub struct Stress {
+        ropes: usize,
+        segments: usize,
+    }
+
+    impl Stress {
+        /// `Some` when `--ropes` or `--segments` is given (the other
+        /// defaults to 100); a value that is not a positive number is
+        /// refused with a message.
+        pub fn from_args() -> Option<Self> {
+            let args: Vec<String> = std::env::args().collect();
+            let value = |name: &str| {
+                let at = args.iter().position(|a| a == name)?;
+                let parsed = args.get(at + 1).and_then(|v| v.parse::<usize>().ok());
+                match parsed {
+                    Some(n) if n > 0 => Some(n),
+                    _ => {
+                        eprintln!("{name} wants a positive whole number; using 100");
+                        Some(100)
+                    }
+                }
+            };
+            let (ropes, segments) = (value("--ropes"), value("--segments"));
+            (ropes.is_some() || segments.is_some()).then(|| Stress {
+                ropes: ropes.unwrap_or(100),
+                segments: segments.unwrap_or(100),
+            })
+        }
+    }
+
+    /// A rope's bodies, anchor first, for drawing it as one strip.
+    #[derive(Component)]
+    struct StressRope(Vec<Entity>);
+
+    pub fn run(stress: Stress) {
+        example_app("spring rope (stress)")
+            .insert_resource(stress)
+            .insert_resource(SleepSettings {
+                enabled: false,
+                ..default()
+            })
+            .insert_resource(DebugUiSettings {
+                draw_springs: false,
+                draw_bodies: false,
+                // Summing 100 000 springs' energy every step would cost
+                // more than the step; the panel can turn it on.
+                energy_plot: false,
+                ..default()
+            })
+            .add_systems(Startup, setup)
+            .add_systems(
+                Update,
+                (kick, draw.after(InterpolationSystems::Interpolate)),
+            )
+            .run();
+    }
+
+    /// The ropes in rows, anchors `SPACING` apart, each released straight
+    /// at its own angle to the vertical (up to 0.6 rad) so they swing.
+    fn setup(mut commands: Commands, stress: Res<Stress>) {
+        let Stress { ropes, segments } = *stress;
+        // Hanging at rest, a rope stretches by the weight below each spring.
+        let n = segments as f32;
+        let length = n * REST + n * (n + 1.0) * MASS * 9.81 / (2.0 * K);
+        let row_height = 1.2 * length;
+        // Rows so that the block is about as wide as the window is tall.
+        let columns = ((16.0 / 9.0) * ropes as f32 * row_height / SPACING)
+            .sqrt()
+            .ceil()
+            .clamp(1.0, ropes as f32) as usize;
+        let rows = ropes.div_ceil(columns);
+        let (width, height) = (columns as f32 * SPACING, rows as f32 * row_height);
+        let fit = (1180.0 / width).min(660.0 / height);
+        commands.spawn(support::camera(fit, Vec2::new(width / 2.0, -height / 2.0)));
+        for r in 0..ropes {
+            let top = Vec3::new(
+                (r % columns) as f32 * SPACING,
+                -((r / columns) as f32) * row_height,
+                0.0,
+            );
+            let angle = 0.6 * (r as f32 * 0.05).sin();
+            let down = Vec3::new(angle.sin(), -angle.cos(), 0.0);
+            let mut bodies = vec![commands.spawn(Body::fixed(top)).id()];
+            for s in 1..=segments {
+                let position = top + down * (REST * s as f32);
+                let body = commands.spawn(Body::new(MASS).with_position(position)).id();
+                let above = bodies[s - 1];
+                commands.spawn(Spring::new(above, body, REST, K).with_damping(C));
+                bodies.push(body);
+            }
+            commands.spawn(StressRope(bodies));
+        }
+    }
+
+    /// Each rope as one line strip through its bodies' drawn positions.
+    fn draw(ropes: Query<&StressRope>, transforms: Query<&Transform>, mut gizmos: Gizmos) {
+        for rope in &ropes {
+            let points = rope
+                .0
+                .iter()
+                .filter_map(|&e| transforms.get(e).ok())
+                .map(|t| t.translation.truncate());
+            gizmos.linestrip_2d(points, Color::srgb(0.45, 0.75, 0.95));
+        }
+    }
+
+    /// Space kicks every body sideways; G flips gravity.
+    fn kick(
+        keys: Res<ButtonInput<KeyCode>>,
+        mut bodies: Query<&mut Body>,
+        mut gravity: ResMut<Gravity>,
+    ) {
+        if keys.just_pressed(KeyCode::Space) {
+            for mut body in &mut bodies {
+                if !body.is_fixed() {
+                    body.velocity += Vec3::new(3.0, 1.0, 0.0);
+                }
+            }
+        }
+        if keys.just_pressed(KeyCode::KeyG) {
+            gravity.0 = -gravity.0;
+        }
+    }
 }

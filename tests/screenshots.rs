@@ -162,15 +162,26 @@ fn captures(
     frames: u32,
     runs: &[&[&str]],
 ) -> Option<Vec<RgbImage>> {
+    captures_named(example, example, sources, frames, runs)
+}
+
+/// [`captures`], with the screenshots and logs named after `named`.
+fn captures_named(
+    example: &str,
+    named: &str,
+    sources: &[&str],
+    frames: u32,
+    runs: &[&[&str]],
+) -> Option<Vec<RgbImage>> {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let binary = lab::example_binary(example, sources);
     let display = display()?;
     let folder = folder();
     let name = |i: usize| {
         if runs.len() == 1 {
-            example.to_string()
+            named.to_string()
         } else {
-            format!("{example}-{}", i + 1)
+            format!("{named}-{}", i + 1)
         }
     };
     let start = Instant::now();
@@ -457,6 +468,46 @@ fn ropes_hang_from_their_anchors() {
 /// rods keep their length to millimetres; with it off (the second run),
 /// the rocket is 1 000 km from local zero and the rods are centimetres off.
 /// Both draw the rocket at the centre of the window, the rope beside it.
+/// The stress mode of `spring_rope`: 100 000 bodies in 1 000 ropes, each
+/// drawn as one line strip, spread over the window in rows.
+#[test]
+fn a_hundred_thousand_bodies_in_a_window() {
+    // As in `examples/spring_rope.rs`'s `stress` module.
+    let color = Color::srgb(0.45, 0.75, 0.95);
+    let Some(mut shots) = captures_named(
+        "spring_rope",
+        "spring_rope_stress",
+        &["examples/spring_rope.rs"],
+        120,
+        &[&["--ropes", "1000", "--segments", "100"]],
+    ) else {
+        return;
+    };
+    let image = shots.remove(0);
+    assert_not_blank("spring_rope (stress)", &image);
+    let pixels = pixels_of(&image, &[color], 24);
+    assert!(
+        pixels.len() > 50_000,
+        "the ropes cover {} pixels",
+        pixels.len()
+    );
+    // Right of the physics panel (top left): ropes at the left and the
+    // right of the window, in the upper and the lower half.
+    let (w, h) = (WIDTH, HEIGHT);
+    for (name, part) in [
+        ("lower left", (0, w / 3, h / 2 + 70, h)),
+        ("right", (2 * w / 3, w, 0, h)),
+        ("upper middle", (w / 3, 2 * w / 3, 0, h / 2)),
+    ] {
+        let (x0, x1, y0, y1) = part;
+        let count = pixels
+            .iter()
+            .filter(|&&(x, y)| (x0..x1).contains(&x) && (y0..y1).contains(&y))
+            .count();
+        assert!(count > 2_000, "no ropes at the {name}: {count} pixels");
+    }
+}
+
 #[test]
 fn rocket_flies_a_thousand_kilometres() {
     let Some(images) = captures(
