@@ -229,9 +229,10 @@ fn draw_springs(
     }
 }
 
+/// Space kicks every dynamic body sideways; G flips gravity.
 fn controls(
     keys: Res<ButtonInput<KeyCode>>,
-    mut bodies: Query<&mut Body, With<Part>>,
+    mut bodies: Query<&mut Body>,
     mut gravity: ResMut<Gravity>,
 ) {
     if keys.just_pressed(KeyCode::Space) {
@@ -336,6 +337,7 @@ fn panel(
 /// `--ropes N --segments S`: many plain ropes, drawn in batches.
 mod stress {
     use bevy::prelude::*;
+    use bevy_egui::input::egui_wants_any_keyboard_input;
     use bevy_euler_physics::prelude::*;
 
     use super::support;
@@ -404,7 +406,10 @@ mod stress {
             .add_systems(Startup, setup)
             .add_systems(
                 Update,
-                (kick, draw.after(InterpolationSystems::Interpolate)),
+                (
+                    super::controls.run_if(not(egui_wants_any_keyboard_input)),
+                    draw.after(InterpolationSystems::Interpolate),
+                ),
             )
             .run();
     }
@@ -455,24 +460,6 @@ mod stress {
                 .filter_map(|&e| transforms.get(e).ok())
                 .map(|t| t.translation.truncate());
             gizmos.linestrip_2d(points, Color::srgb(0.45, 0.75, 0.95));
-        }
-    }
-
-    /// Space kicks every body sideways; G flips gravity.
-    fn kick(
-        keys: Res<ButtonInput<KeyCode>>,
-        mut bodies: Query<&mut Body>,
-        mut gravity: ResMut<Gravity>,
-    ) {
-        if keys.just_pressed(KeyCode::Space) {
-            for mut body in &mut bodies {
-                if !body.is_fixed() {
-                    body.velocity += Vec3::new(3.0, 1.0, 0.0);
-                }
-            }
-        }
-        if keys.just_pressed(KeyCode::KeyG) {
-            gravity.0 = -gravity.0;
         }
     }
 }
