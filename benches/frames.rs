@@ -2,9 +2,14 @@
 //! bodies, sleeping off), frames a tenth of a fixed step long, so nine
 //! frames in ten only draw (interpolate) and one also steps. The average
 //! frame of an app of `MinimalPlugins` and the plugin, beside a plain loop
-//! that does the same work on arrays: the ropes' physics every tenth frame,
-//! and every frame a lerp of each body between its last two positions into
-//! a `Transform`-sized record (40 bytes: translation, rotation, scale).
+//! that does the same work on arrays on one thread: the ropes' physics
+//! every tenth frame, and every frame a lerp of each body between its last
+//! two positions into a `Transform`-sized record (48 bytes: translation,
+//! rotation, scale, as `Transform` is with `Quat` aligned to 16). The app
+//! has Bevy's default task pools, so above `parallel_threshold` its passes
+//! and interpolation are split over the compute pool: one thread on a
+//! 2-core machine, more elsewhere, where the ratio is no longer one
+//! thread's.
 //!
 //! `cargo bench --bench frames` prints criterion's times of one frame
 //! (`plain`, `plain_draw_only` (the lerp alone), `plugin`, and
@@ -92,7 +97,8 @@ impl PlainFrames {
     }
 }
 
-/// The scene's app, a frame a tenth of `H` long, warmed over two steps.
+/// The scene's app, a frame a tenth of `H` long, warmed over 20 frames (one
+/// fixed step: Bevy's first update has no time).
 fn plugin_app() -> App {
     scene_app(ROPES)
 }
@@ -115,6 +121,7 @@ fn scene_app(ropes: usize) -> App {
     for _ in 0..2 * FRAMES {
         app.update();
     }
+    // (The next step comes in the second measured frame.)
     app
 }
 

@@ -15,13 +15,18 @@
 //! - `plugin_2_threads`: the same with every pass split over Bevy's compute
 //!   pool, set to 2 threads (Bevy's default gives a 2-core machine a single
 //!   compute thread, and its parallel queries run serially on one), and
-//!   Bevy's default multi-threaded executor.
+//!   Bevy's default executors as the plugin leaves them
+//!   (`lean_fixed_schedules`: `FixedPostUpdate`, which holds one system of
+//!   Bevy's, single-threaded; before it, that schedule's wake of a pool
+//!   thread cost tens of microseconds per step).
 //!
 //! Then, since this machine's speed can change between criterion's separate
 //! measurements, the same three interleaved round by round, with a fourth:
 //! one thread with a system that does nothing in each of the four sets of
 //! `PhysicsSubstep` (the cost of copying the pass's bodies out to their
-//! components and back around systems of yours). `ratio/RxS` lines give the
+//! components and back around systems of yours), and a fifth: two threads
+//! with `lean_fixed_schedules` off (every fixed schedule on Bevy's
+//! multi-threaded executor, as before that setting). `ratio/RxS` lines give the
 //! median plugin / plain-loop ratio of 15 rounds and its range.
 
 use std::hint::black_box;
@@ -40,6 +45,16 @@ const SIZES: [(usize, usize); 3] = [(10, 100), (100, 100), (1000, 100)];
 /// Does nothing, but sits in a substep set.
 fn watch(_bodies: SubstepBodies<&Body>) {}
 
+/// `app` with `lean_fixed_schedules` off, its fixed schedules given back
+/// to Bevy's default executor.
+fn not_lean(mut app: App) -> App {
+    app.world_mut()
+        .resource_mut::<PhysicsSettings>()
+        .lean_fixed_schedules = false;
+    app.update();
+    app
+}
+
 fn plugin_app(ropes: usize, links: usize, parallel: bool) -> App {
     plugin_app_with(ropes, links, parallel, false)
 }
@@ -57,8 +72,11 @@ fn plugin_app_with(ropes: usize, links: usize, parallel: bool, watched: bool) ->
         rope(app.world_mut(), r as f32 * 0.5, links, false, ());
     }
     app.update();
-    // Warm: the first step builds the solver's index.
+    // Warm: the first step builds the solver's index (and the fixed
+    // schedules); the update after it lets the plugin choose their
+    // executors, as it does in any app (`lean_fixed_schedules`).
     app.world_mut().run_schedule(FixedMain);
+    app.update();
     app
 }
 
@@ -123,31 +141,37 @@ fn interleaved(filters: &[String]) {
             plugin_app(ropes, links, false),
             plugin_app(ropes, links, true),
             plugin_app_with(ropes, links, false, true),
+            not_lean(plugin_app(ropes, links, true)),
         ];
         let probe = time(10, || plain.step()) / 10;
         let steps = (Duration::from_millis(20).as_secs_f64() / probe.as_secs_f64().max(1e-9))
             .ceil()
             .max(1.0) as usize;
         let (mut one, mut two, mut watched) = (Vec::new(), Vec::new(), Vec::new());
+        let mut bevy_executors = Vec::new();
         for _ in 0..ROUNDS {
             let reference = time(steps, || {
                 plain.step();
                 black_box(&plain.pos);
             })
             .as_secs_f64();
-            let [single, split, with_systems] = apps
+            let [single, split, with_systems, split_not_lean] = apps
                 .each_mut()
                 .map(|app| time(steps, || app.world_mut().run_schedule(FixedMain)).as_secs_f64());
             one.push(single / reference);
             two.push(split / reference);
             watched.push(with_systems / reference);
+            bevy_executors.push(split_not_lean / reference);
         }
         let ((m1, lo1, hi1), (m2, lo2, hi2)) = (spread(one), spread(two));
         let (mw, low, hiw) = spread(watched);
+        let (mb, lob, hib) = spread(bevy_executors);
         println!(
             "{label}: plugin / plain loop, median of {ROUNDS} interleaved rounds of {steps} steps: \
              1 thread {m1:.2}× ({lo1:.2}–{hi1:.2}), 2 threads {m2:.2}× ({lo2:.2}–{hi2:.2}), \
-             1 thread with substep systems {mw:.2}× ({low:.2}–{hiw:.2})"
+             1 thread with substep systems {mw:.2}× ({low:.2}–{hiw:.2}), \
+             2 threads with every fixed schedule on Bevy's multi-threaded executor \
+             {mb:.2}× ({lob:.2}–{hib:.2})"
         );
     }
 }

@@ -23,9 +23,9 @@
 //! F1 hides the physics panel.
 //!
 //! Stress mode: `cargo run --release --example spring_rope -- --ropes 1000
-//! --segments 100` hangs that many ropes of that many bodies (the physics
-//! of `benches/step.rs`: bodies of 1 kg 0.1 m apart on springs of
-//! 1000 N/m; here in rows, each released at its own angle; sleeping off),
+//! --segments 100` hangs that many ropes of that many bodies (the bodies
+//! and springs of `benches/step.rs`: 1 kg, 0.1 m apart, 1000 N/m; here at
+//! 64 Hz, in rows, each released at its own angle; sleeping off),
 //! each drawn as one line strip (one gizmo call per rope, not per body).
 //! The physics panel shows the step's cost; Space kicks, G flips gravity.
 
@@ -418,11 +418,12 @@ mod stress {
     /// at its own angle to the vertical (up to 0.6 rad) so they swing.
     fn setup(mut commands: Commands, stress: Res<Stress>) {
         let Stress { ropes, segments } = *stress;
-        // Hanging at rest, a rope stretches by the weight below each spring.
+        // Hanging at rest, a rope stretches by the weight below each
+        // spring; released unstretched, it bounces to about twice that.
         let n = segments as f32;
-        let length = n * REST + n * (n + 1.0) * MASS * 9.81 / (2.0 * K);
-        let row_height = 1.2 * length;
-        // Rows so that the block is about as wide as the window is tall.
+        let stretch = n * (n + 1.0) * MASS * 9.81 / (2.0 * K);
+        let row_height = 1.1 * (n * REST + 2.0 * stretch);
+        // Rows so that the block has about the window's shape (16:9).
         let columns = ((16.0 / 9.0) * ropes as f32 * row_height / SPACING)
             .sqrt()
             .ceil()
