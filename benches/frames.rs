@@ -17,7 +17,9 @@
 //! ratio of the average frame over 15 rounds of 100 frames, with its range
 //! and the cost per body per frame, and the same for frames that step
 //! nothing. First it prints the bytes per body the scene holds, beside the
-//! plain loop's.
+//! plain loop's, and where a frame's time goes (with Bevy's transform
+//! propagation added: the fixed loop, the interpolation, the propagation
+//! and the rest).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -166,6 +168,75 @@ fn memory() {
     drop((empty, full, plain));
 }
 
+/// Where a frame's time goes, headless: the scene's app with Bevy's
+/// `TransformPlugin` (so `GlobalTransform`s are propagated, as a game's
+/// are), timed by exclusive systems around the fixed loop, the
+/// interpolation and the transform propagation over 200 frames (20 fixed
+/// steps); the rest of the frame is Bevy's schedules. Render extraction
+/// needs a renderer and is not in it.
+fn split() {
+    use bevy::app::{RunFixedMainLoop, RunFixedMainLoopSystems};
+    use bevy::platform::time::Instant;
+    use bevy::transform::TransformSystems;
+
+    /// Accumulated wall time per part, and when the current part began.
+    #[derive(Resource, Default)]
+    struct Parts {
+        started: Option<Instant>,
+        spent: [Duration; 3],
+    }
+    fn start(world: &mut World) {
+        world.resource_mut::<Parts>().started = Some(Instant::now());
+    }
+    fn stop<const PART: usize>(world: &mut World) {
+        let mut parts = world.resource_mut::<Parts>();
+        if let Some(started) = parts.started.take() {
+            parts.spent[PART] += started.elapsed();
+        }
+    }
+
+    let mut app = plugin_app();
+    app.add_plugins(bevy::transform::TransformPlugin)
+        .init_resource::<Parts>()
+        .add_systems(
+            RunFixedMainLoop,
+            (
+                start.before(RunFixedMainLoopSystems::FixedMainLoop),
+                stop::<0>.after(RunFixedMainLoopSystems::FixedMainLoop),
+            ),
+        )
+        .add_systems(
+            Update,
+            (
+                start.before(InterpolationSystems::Interpolate),
+                stop::<1>.after(InterpolationSystems::Interpolate),
+            ),
+        )
+        .add_systems(
+            PostUpdate,
+            (
+                start.before(TransformSystems::Propagate),
+                stop::<2>.after(TransformSystems::Propagate),
+            ),
+        );
+    for _ in 0..2 * FRAMES {
+        app.update();
+    }
+    *app.world_mut().resource_mut::<Parts>() = Parts::default();
+    const MEASURED: u32 = 20 * FRAMES;
+    let total = time(MEASURED as usize, || app.update());
+    let spent = app.world().resource::<Parts>().spent;
+    let per_frame = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(MEASURED);
+    let [fixed, draw, propagate] = spent.map(per_frame);
+    let frame = total * 1e6 / f64::from(MEASURED);
+    println!(
+        "frames/{ROPES}x{LINKS}/split: per frame (one step in {FRAMES}, {MEASURED} frames): \
+         {frame:.0} µs, of which the fixed loop {fixed:.0} µs, the interpolation {draw:.0} µs, \
+         transform propagation {propagate:.0} µs, the rest of Bevy's schedules {:.0} µs",
+        frame - fixed - draw - propagate
+    );
+}
+
 /// The average frame of each, round by round; then frames that step
 /// nothing (the plugin's with no time passing, so it draws the same
 /// positions again and writes no `Transform`) against the lerp alone.
@@ -215,6 +286,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test") {
         memory();
+        split();
         interleaved();
     }
 }
