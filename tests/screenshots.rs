@@ -504,6 +504,28 @@ fn a_hundred_thousand_bodies_in_a_window() {
         widest_gap >= 20,
         "one band of ropes (rows {first}–{last}), not rows: widest gap {widest_gap} px"
     );
+    // The ropes hang from their anchors: each row's topmost rope pixels lie
+    // on its anchors' line. The layout as `stress::setup` computes it.
+    let (ropes, n, rest, spacing) = (1000.0f32, 100.0f32, 0.1f32, 0.5f32);
+    let stretch = n * (n + 1.0) * 9.81 / (2.0 * 1000.0);
+    let row_height = 1.1 * (n * rest + 2.0 * stretch);
+    let columns = ((16.0 / 9.0) * ropes * row_height / spacing).sqrt().ceil();
+    let rows = (ropes / columns).ceil();
+    let (width, height) = (columns * spacing, rows * row_height);
+    let fit = (1180.0f32 / width).min(660.0 / height);
+    let camera = (width / 2.0, -height / 2.0);
+    for row in 0..rows as usize {
+        let (_, anchors) = to_pixel((0.0, -(row as f32) * row_height), camera, fit);
+        let anchors = anchors.round() as usize;
+        assert!(
+            !rows_with_ropes[anchors.saturating_sub(12)..anchors.saturating_sub(3)].contains(&true),
+            "ropes above row {row}'s anchors (y = {anchors})"
+        );
+        assert!(
+            rows_with_ropes[anchors - 2..=anchors + 6].contains(&true),
+            "no rope at row {row}'s anchors (y = {anchors})"
+        );
+    }
 }
 
 /// The rocket flies 1 000 km in 10 s towing a rope of rods: with the
