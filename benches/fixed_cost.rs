@@ -105,12 +105,5 @@ fn interleaved() {
 criterion_group!(benches, fixed_cost);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    // The smoke runs (`cargo test --benches`, `cargo bench -- --test`)
-    // skip the comparison.
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test") {
-        interleaved();
-    }
+    common::main_with(benches, |_| interleaved());
 }

@@ -281,12 +281,9 @@ fn interleaved() {
 criterion_group!(benches, frames);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test") {
+    common::main_with(benches, |_| {
         memory();
         split();
         interleaved();
-    }
+    });
 }

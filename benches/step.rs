@@ -179,14 +179,5 @@ fn interleaved(filters: &[String]) {
 criterion_group!(benches, step);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    // `cargo bench` passes `--bench`; the smoke runs (`cargo test --benches`,
-    // and `cargo bench -- --test`, where criterion runs each benchmark once)
-    // skip the comparison.
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test") {
-        let filters: Vec<String> = args.into_iter().filter(|a| !a.starts_with('-')).collect();
-        interleaved(&filters);
-    }
+    common::main_with(benches, interleaved);
 }

@@ -199,6 +199,23 @@ pub fn live_bytes() -> isize {
     LIVE.load(Ordering::Relaxed)
 }
 
+/// The `main` of a benchmark with a comparison of its own: criterion's
+/// groups, then, under `cargo bench` (which passes `--bench`), `compare`
+/// with the names given after `--` (e.g. `-- 00x100`). The smoke runs
+/// (`cargo test --benches`, `cargo bench -- --test`, where criterion runs
+/// each benchmark once) skip the comparison.
+pub fn main_with(groups: fn(), compare: impl FnOnce(&[String])) {
+    groups();
+    criterion::Criterion::default()
+        .configure_from_args()
+        .final_summary();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test") {
+        let names: Vec<String> = args.into_iter().filter(|a| !a.starts_with('-')).collect();
+        compare(&names);
+    }
+}
+
 /// Seconds that `steps` calls of `f` take.
 pub fn time(steps: usize, mut f: impl FnMut()) -> f64 {
     let start = std::time::Instant::now();

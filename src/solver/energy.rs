@@ -38,6 +38,36 @@ pub const EVERY: u32 = 16;
 /// kinetic energy it had, before it is reported.
 pub const THRESHOLD: f64 = 0.25;
 
+/// The slots your code wrote or pushed with a force since the watch last
+/// measured, which leaves their islands out of that measurement: one flag
+/// per slot, so a body pushed every step costs one store, not a growing
+/// list. Sized to the slots at each measurement; a slot past that (a new
+/// layout since) is not kept, as the next measurement starts every island
+/// again anyway.
+#[derive(Debug, Default)]
+pub(crate) struct WatchSkip(Vec<bool>);
+
+impl WatchSkip {
+    /// Leaves `slot`'s island out of the next measurement.
+    #[inline]
+    pub(crate) fn mark(&mut self, slot: usize) {
+        if let Some(flag) = self.0.get_mut(slot) {
+            *flag = true;
+        }
+    }
+
+    /// No slot marked, for `slots` slots.
+    fn reset(&mut self, slots: usize) {
+        self.0.clear();
+        self.0.resize(slots, false);
+    }
+
+    /// Whether a slot in `slots` is marked.
+    fn any(&self, slots: core::ops::Range<usize>) -> bool {
+        self.0.get(slots).is_some_and(|flags| flags.contains(&true))
+    }
+}
+
 /// What the watch keeps of one island.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Watch {
@@ -61,8 +91,8 @@ pub(crate) struct Watches {
 }
 
 /// End of the fixed step: see the [module docs](self). Between
-/// measurements it only counts the step; `watch_skip` gathers what your
-/// code wrote or pushed until the next one.
+/// measurements it only counts the step; `watch_skip` marks what your code
+/// wrote or pushed until the next one.
 pub(crate) fn watch_energy(mut solver: ResMut<SolverState>, mut reporter: Reporter) {
     let solver = &mut *solver;
     solver.watches.steps = solver.watches.steps.wrapping_add(1);
@@ -77,26 +107,27 @@ pub(crate) fn watch_energy(mut solver: ResMut<SolverState>, mut reporter: Report
         watches.islands.clear();
         watches.islands.resize(count, Watch::default());
         watches.layout = solver.layouts;
-        solver.watch_skip.clear();
+        solver.watch_skip.reset(solver.pos.len());
     }
     watches.touched.clear();
     watches.touched.resize(count, false);
     mark_touched(solver, &mut watches.touched);
     measure(solver, &mut watches, &mut reporter);
-    solver.watch_skip.clear();
+    solver.watch_skip.reset(solver.pos.len());
     solver.watches = watches;
 }
 
-/// Marks the islands a slot of `watch_skip` belongs to (every island for a
+/// Marks the islands with a slot in `watch_skip` (every island for a
 /// fixed slot), and those with rods, limits or round bodies.
 fn mark_touched(solver: &SolverState, touched: &mut [bool]) {
-    if solver
-        .watch_skip
-        .iter()
-        .any(|&slot| solver.fixed_slots.contains(&(slot as usize)))
-    {
+    let skip = &solver.watch_skip;
+    if skip.any(solver.fixed_slots.clone()) {
         touched.fill(true);
         return;
+    }
+    let spans = solver.groups.iter().flat_map(|group| &group.islands);
+    for (touched, span) in touched.iter_mut().zip(spans) {
+        *touched = skip.any(span.slots.clone());
     }
     let constrained = solver
         .rods
@@ -109,7 +140,7 @@ fn mark_touched(solver: &SolverState, touched: &mut [bool]) {
                 .flat_map(|angle| [angle.a, angle.p, angle.b]),
         )
         .chain(solver.rounds.iter().map(|round| round.slot));
-    for slot in solver.watch_skip.iter().copied().chain(constrained) {
+    for slot in constrained {
         if let Some(island) = island_of(solver, slot as usize) {
             touched[island] = true;
         }

@@ -73,7 +73,7 @@ pub(crate) fn gather(
     let mut apply = |(i, taken): (usize, Vec3)| {
         constant[i] += Vec3A::from(taken);
         extra_slots.push(i as u32);
-        skip.push(i as u32);
+        skip.mark(i);
     };
     if rebuilt {
         // A body that joined the step (a `Body` inserted again, an error
@@ -149,7 +149,7 @@ pub(crate) fn gather_written(
             (i < slots).then_some((i, *body))
         };
         let mut apply = |(i, body): (usize, Body)| {
-            skip.push(i as u32);
+            skip.mark(i);
             let valid = state_is_valid(&body);
             valid_slots[i] = valid;
             if valid {
@@ -234,7 +234,7 @@ fn gather_extras(
         if let Some(constant) = constant {
             solver.constant[i] = constant.0.into();
             if constant.0 != Vec3::ZERO {
-                solver.watch_skip.push(index.slot);
+                solver.watch_skip.mark(i);
             }
         }
         if let Some(damping) = damping {

@@ -221,7 +221,7 @@ pub(crate) struct SolverState {
     pub layouts: u64,
     /// Slots your code wrote or pushed with a force since the energy
     /// watch last measured, which then leaves their islands out.
-    pub watch_skip: Vec<u32>,
+    pub watch_skip: energy::WatchSkip,
     pub watches: energy::Watches,
     /// Set during a pass when something invalid was met; the end of the
     /// step then scans the bodies and reports.

@@ -92,7 +92,7 @@ pub(crate) fn copy_in(
                     let (pos, vel) = (Vec3A::from(body.position), Vec3A::from(body.velocity));
                     if (pos, vel) != (solver.pos[i], solver.vel[i]) {
                         // Moved by a system of yours: not the step's doing.
-                        solver.watch_skip.push(i as u32);
+                        solver.watch_skip.mark(i);
                     }
                     solver.pos[i] = pos;
                     solver.vel[i] = vel;
@@ -108,7 +108,7 @@ pub(crate) fn copy_in(
                 force.0 = Vec3::ZERO;
                 solver.pending_slots.push(i as u32);
                 solver.extra_slots.push(i as u32);
-                solver.watch_skip.push(i as u32);
+                solver.watch_skip.mark(i);
             }
         }
         if any_invalid {
