@@ -238,7 +238,6 @@ impl Plugin for DebugCorePlugin {
                         .in_set(RunFixedMainLoopSystems::AfterFixedMainLoop),
                 ),
             )
-            .add_systems(FixedFirst, stats::count_step)
             .add_systems(
                 FixedUpdate,
                 energy::record_energy.after(PhysicsSystems::Finish),

@@ -16,7 +16,8 @@ use crate::step::StepTimer;
 /// What the panel shows, gathered once per frame after the fixed steps.
 #[derive(Resource, Debug, Clone, Default, PartialEq)]
 pub(crate) struct DebugStats {
-    /// Fixed steps run this frame.
+    /// Physics steps run this frame (a rollback's resimulated ones
+    /// included).
     pub(crate) steps_this_frame: u32,
     /// Wall time of this frame's fixed loop: every `FixedMain` run (Bevy's
     /// fixed schedules, your fixed systems and the physics), less the
@@ -61,7 +62,6 @@ pub(crate) struct WorstIsland {
 #[derive(Resource, Debug, Default)]
 pub(crate) struct StepClock {
     start: Option<Instant>,
-    steps: u32,
     /// Time spent by the panel's own systems inside the fixed loop.
     pub(crate) own_time: Duration,
 }
@@ -96,13 +96,7 @@ pub(crate) fn begin_fixed_loop(
         }
     }
     clock.start = Some(Instant::now());
-    clock.steps = 0;
     clock.own_time = Duration::ZERO;
-}
-
-/// At the start of every fixed step.
-pub(crate) fn count_step(mut clock: ResMut<StepClock>) {
-    clock.steps += 1;
 }
 
 /// After the fixed loop: how many steps ran, and how long they took.
@@ -119,7 +113,7 @@ pub(crate) fn end_fixed_loop(
         .take()
         .map(|start| start.elapsed().saturating_sub(clock.own_time))
         .unwrap_or_default();
-    stats.steps_this_frame = clock.steps;
+    stats.steps_this_frame = physics.steps;
     stats.step_time = elapsed;
     stats.physics_time = physics.elapsed;
     stats.energy_time = clock.own_time;
