@@ -9,9 +9,11 @@
 //! Bodies have radii: they touch the ground (restitution and friction) and
 //! each other, limbs of one ragdoll included where no join holds them, so
 //! ragdolls pile up instead of falling through each other; resting
-//! ragdolls fall asleep and are drawn dimmer. Edit the model file while the example runs and every ragdoll is
-//! rebuilt from it; a broken file is reported (with its line) and the old
-//! ragdolls stay.
+//! ragdolls fall asleep and are drawn dimmer. Each is drawn as a figure
+//! (see [`FIGURE`]): head and joints as circles, arms, legs and torso as
+//! thick strokes. Edit the model file while the example runs and every
+//! ragdoll is rebuilt from it; a broken file is reported (with its line)
+//! and the old ragdolls stay.
 //!
 //! Mouse: drag any body (left button). Keys: R drops another ragdoll, Space
 //! throws every ragdoll up, I toggles interpolation, P pauses, N steps,
@@ -69,7 +71,8 @@ struct Looks {
 
 fn main() {
     example_app("ragdoll")
-        .add_systems(Startup, setup)
+        .init_gizmo_group::<Limbs>()
+        .add_systems(Startup, (setup, limb_width))
         .add_systems(
             // Before the frame's fixed steps: a ragdoll takes its settings from
             // its first step.
@@ -194,15 +197,73 @@ fn apply_settings(mut commands: Commands, mut ragdolls: Query<(&ModelParts, &mut
     }
 }
 
-/// Bones as lines between the drawn positions of their ends.
+/// The figure each ragdoll is drawn as: chains of the bundled model's
+/// bodies, by name, drawn as limbs as thick as the joints are round (arms
+/// across the shoulders, legs across the hips, the torso's sides and its
+/// two diagonals, which fill it), plus a neck from between the shoulders to
+/// the head instead of the neck's two springs.
+const FIGURE: [&[&str]; 5] = [
+    &[
+        "l_hand",
+        "l_elbow",
+        "l_shoulder",
+        "r_shoulder",
+        "r_elbow",
+        "r_hand",
+    ],
+    &["l_foot", "l_knee", "l_hip", "r_hip", "r_knee", "r_foot"],
+    &["l_shoulder", "l_hip"],
+    &["r_shoulder", "r_hip"],
+    &["l_shoulder", "r_hip", "r_shoulder", "l_hip"],
+];
+
+/// Thick, round-jointed lines for the figures.
+#[derive(Default, Reflect, GizmoConfigGroup)]
+struct Limbs;
+
+/// Sets the limbs' width: a tenth of a metre, the joints' diameter.
+fn limb_width(mut store: ResMut<GizmoConfigStore>) {
+    let (config, _) = store.config_mut::<Limbs>();
+    config.line.width = 0.1 * SCALE;
+    config.line.joints = GizmoLineJoint::Round(6);
+}
+
+/// Each ragdoll as a figure ([`FIGURE`]) between the drawn positions of its
+/// bodies, in its colour (darker asleep). A model edited so that a name of
+/// the figure is missing is drawn as lines along its joins instead.
 fn draw_bones(
     ragdolls: Query<(&ModelParts, &Ragdoll)>,
     springs: Query<&Spring>,
     rods: Query<&DistanceConstraint>,
     transforms: Query<(&Transform, Has<Sleeping>)>,
+    mut limbs: Gizmos<Limbs>,
     mut gizmos: Gizmos,
 ) {
     for (parts, ragdoll) in &ragdolls {
+        let at = |name: &str| {
+            let (transform, asleep) = transforms.get(parts.body(name)?).ok()?;
+            Some((transform.translation.truncate(), asleep))
+        };
+        let color = |asleep: bool| {
+            if asleep {
+                ragdoll.color.darker(0.35)
+            } else {
+                ragdoll.color
+            }
+        };
+        let figure: Option<Vec<Vec<(Vec2, bool)>>> = FIGURE
+            .iter()
+            .map(|chain| chain.iter().map(|name| at(name)).collect())
+            .collect();
+        let neck = at("l_shoulder").zip(at("r_shoulder")).zip(at("head"));
+        if let (Some(figure), Some((((left, _), (right, _)), (head, asleep)))) = (figure, neck) {
+            for chain in figure {
+                let asleep = chain.iter().any(|&(_, asleep)| asleep);
+                limbs.linestrip_2d(chain.iter().map(|&(p, _)| p), color(asleep));
+            }
+            limbs.line_2d((left + right) / 2.0, head, color(asleep));
+            continue;
+        }
         for &join in parts.joins() {
             let ends = springs
                 .get(join)
@@ -210,12 +271,11 @@ fn draw_bones(
                 .or_else(|_| rods.get(join).map(|r| (r.a, r.b)));
             let Ok((a, b)) = ends else { continue };
             if let (Ok((a, _)), Ok((b, asleep))) = (transforms.get(a), transforms.get(b)) {
-                let color = if asleep {
-                    ragdoll.color.darker(0.35)
-                } else {
-                    ragdoll.color
-                };
-                gizmos.line_2d(a.translation.truncate(), b.translation.truncate(), color);
+                gizmos.line_2d(
+                    a.translation.truncate(),
+                    b.translation.truncate(),
+                    color(asleep),
+                );
             }
         }
     }

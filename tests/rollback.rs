@@ -1,6 +1,7 @@
 //! The physics under bevy_ggrs: GGRS's own determinism check (a SyncTest
 //! session re-simulates the last frames every frame and compares checksums)
-//! over a scene with a rope, a rod-jointed ragdoll on the ground, two more
+//! over a scene with a rope, a rod-jointed ragdoll (with angle limits at the
+//! hips and a shoulder) on the ground, two more
 //! falling onto each other and onto a sleeping ball (contacts between
 //! bodies), sleeping islands and substeps, driven by scripted inputs (a
 //! push and a drag).
@@ -171,6 +172,18 @@ fn ragdoll(commands: &mut Commands, head: Vec3) -> Vec<Entity> {
         let length = points[a].distance(points[b]);
         commands.spawn((
             DistanceConstraint::new(parts[a], parts[b], length),
+            Rollback,
+        ));
+    }
+    // Hips that bend one way and a shoulder (the spawn pose is inside
+    // each).
+    for (a, pivot, b, min, max) in [
+        (1, 2, 3, 2.3, 3.1),
+        (1, 2, 4, -3.1, -2.3),
+        (0, 1, 5, 1.0, 2.6),
+    ] {
+        commands.spawn((
+            AngleLimit::new(parts[a], parts[pivot], parts[b], min, max),
             Rollback,
         ));
     }

@@ -254,11 +254,13 @@ pub struct PhysicsSettings {
     /// use. Default: 0.9; read within `(0, 1]`.
     pub stability_target: f32,
     /// Groups of islands with at least this many bodies spread the built-in
-    /// passes over Bevy's compute task pool, island by island (one island is
-    /// never split, so a scene of one big island stays on one thread);
-    /// smaller ones run on one thread, where waking threads would cost more
-    /// than it saves. The result is the same bit for bit either way.
-    /// Default: 16 384.
+    /// passes over Bevy's compute task pool: spring forces island by island,
+    /// the kick and the drift body by body (so one big island splits too),
+    /// and the pair contacts of a pile in blocks that share no moving body
+    /// (from half as many contacts a round); rods, limits and plane contacts
+    /// stay on one thread. Smaller groups run on one thread, where waking
+    /// threads would cost more than it saves. The result is the same bit
+    /// for bit either way. Default: 16 384.
     pub parallel_threshold: usize,
     /// Whether [`InterpolationSystems::Interpolate`] draws bodies between their last
     /// two fixed positions (`true`), or at their latest fixed position

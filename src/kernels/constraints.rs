@@ -49,6 +49,10 @@
 
 use bevy::math::Vec3A;
 
+#[cfg(test)]
+use super::batches::OneThread;
+use super::batches::{Batch, SharedSlice, SharedVelocities, Spread};
+
 /// A rod (`min == max`) or a distance limit in the solver's arrays.
 #[derive(Debug, Clone, Copy)]
 pub struct RodRow {
@@ -141,6 +145,32 @@ pub struct PairContact {
     mass: f32,
     normal_impulse: f32,
     friction_impulse: Vec3A,
+}
+
+/// A pass's contacts between pairs, in the batches of the rows they were
+/// found on (see [`batches`](super::batches)).
+#[derive(Debug, Default)]
+pub struct PairContacts {
+    pub contacts: Vec<PairContact>,
+    pub batches: Vec<Batch>,
+}
+
+/// What the rounds solve of a pass's pair contacts, and how joined batches
+/// may run on several threads at once.
+pub struct PairBatches<'a> {
+    pub found: &'a mut PairContacts,
+    pub spread: &'a dyn Spread,
+}
+
+#[cfg(test)]
+impl<'a> PairBatches<'a> {
+    /// All of `found`, on this thread.
+    pub fn here(found: &'a mut PairContacts) -> Self {
+        Self {
+            found,
+            spread: &OneThread,
+        }
+    }
 }
 
 /// A half-space `normal · x ≥ offset`, with a unit normal.
@@ -290,57 +320,79 @@ fn target(
     }
 }
 
-/// Finds the contacts of `pairs` into `contacts`, as [`find_contacts`]
-/// does for planes: pairs whose drift would close their gap, and
+/// Finds the contacts of `pairs` into `found`, as [`find_contacts`] does
+/// for planes: pairs whose drift would close their gap, and
 /// (speculatively) pairs near each other. Two bodies at one point are
 /// pushed apart along `+y`. Each starts from its pair's impulses in
-/// `warm`.
+/// `warm`. The contacts keep the rows' `batches`: `found.batches` lists
+/// the contacts found on each.
 pub fn find_pair_contacts(
     pairs: &[PairRow],
+    batches: &[Batch],
     bodies: &Bodies,
     solve: &Rounds,
     warm: &[Warm],
-    contacts: &mut Vec<PairContact>,
+    found: &mut PairContacts,
 ) {
     let h = solve.h;
     let (pos, vel, inv_mass) = (bodies.pos, &*bodies.vel, bodies.inv_mass);
+    let PairContacts {
+        contacts,
+        batches: found_batches,
+    } = found;
     contacts.clear();
-    for (row, pair) in pairs.iter().enumerate() {
-        let (a, b) = (pair.a as usize, pair.b as usize);
-        let w = inv_mass[a] + inv_mass[b];
-        if !(bodies.valid[a] && bodies.valid[b]) || w <= 0.0 {
-            continue;
+    found_batches.clear();
+    // A batch that finds no contact is left out; the next one found then
+    // opens its stage if the batch that opened it was left out.
+    let mut opens = true;
+    for batch in batches {
+        opens |= !batch.joined;
+        let start = contacts.len();
+        for row in batch.rows.clone() {
+            let pair = &pairs[row];
+            let (a, b) = (pair.a as usize, pair.b as usize);
+            let w = inv_mass[a] + inv_mass[b];
+            if !(bodies.valid[a] && bodies.valid[b]) || w <= 0.0 {
+                continue;
+            }
+            let d = pos[b] - pos[a];
+            let distance = d.length();
+            let normal = if distance > 0.0 {
+                d / distance
+            } else {
+                Vec3A::Y
+            };
+            if !normal.is_finite() {
+                continue;
+            }
+            let gap = distance - pair.radius;
+            let relative = vel[b] - vel[a];
+            let approach = normal.dot(relative);
+            let hits = gap + h * approach < 0.0;
+            if !hits && gap >= 0.5 * pair.radius + h * relative.length() {
+                continue;
+            }
+            let (normal_impulse, friction_impulse) = warmed(warm.get(row), normal);
+            contacts.push(PairContact {
+                a,
+                b,
+                warm: row,
+                normal,
+                target: target(gap, approach, hits, pair.material.restitution, solve, true),
+                relaxed: target(gap, approach, hits, pair.material.restitution, solve, false),
+                friction: pair.material.friction,
+                mass: 1.0 / w,
+                normal_impulse,
+                friction_impulse,
+            });
         }
-        let d = pos[b] - pos[a];
-        let distance = d.length();
-        let normal = if distance > 0.0 {
-            d / distance
-        } else {
-            Vec3A::Y
-        };
-        if !normal.is_finite() {
-            continue;
+        if contacts.len() > start {
+            found_batches.push(Batch {
+                rows: start..contacts.len(),
+                joined: !opens,
+            });
+            opens = false;
         }
-        let gap = distance - pair.radius;
-        let relative = vel[b] - vel[a];
-        let approach = normal.dot(relative);
-        let hits = gap + h * approach < 0.0;
-        if !hits && gap >= 0.5 * pair.radius + h * relative.length() {
-            continue;
-        }
-        let (normal_impulse, friction_impulse) = warmed(warm.get(row), normal);
-        contacts.push(PairContact {
-            a,
-            b,
-            warm: row,
-            normal,
-            target: target(gap, approach, hits, pair.material.restitution, solve, true),
-            relaxed: target(gap, approach, hits, pair.material.restitution, solve, false),
-            friction: pair.material.friction,
-            mass: 1.0 / w,
-            normal_impulse,
-            friction_impulse,
-        });
     }
 }
 
@@ -369,14 +421,16 @@ pub struct Relaxed<'a> {
 }
 
 /// Applies the contacts' warm impulses, runs `solve.iterations` rounds over
-/// `rods`, then `contacts` with planes, then `pairs`, each round, then the
-/// relaxing round over the contacts (see the [module docs](self)), listing
-/// into `relaxed` the bodies it changed; keeps each contact's impulses in
-/// `warm` for the next pass (every other entry is cleared).
+/// `rods`, then `contacts` with planes, then `pairs` (batch after batch;
+/// joined batches maybe at once on several threads, with the same bits), each
+/// round, then the relaxing round over the contacts (see the
+/// [module docs](self)), listing into `relaxed` the bodies it changed;
+/// keeps each contact's impulses in `warm` for the next pass (every other
+/// entry is cleared).
 pub fn solve(
     Joints { rods, angles }: Joints,
     contacts: &mut [Contact],
-    pairs: &mut [PairContact],
+    mut pairs: PairBatches,
     bodies: &mut Bodies,
     solve: &Rounds,
     warm: WarmStart,
@@ -389,7 +443,7 @@ pub fn solve(
     for contact in contacts.iter() {
         vel[contact.slot] += contact.normal_impulse * contact.normal + contact.friction_impulse;
     }
-    for contact in pairs.iter() {
+    for contact in pairs.found.contacts.iter() {
         let push = contact.normal_impulse * contact.normal + contact.friction_impulse;
         vel[contact.a] -= inv_mass[contact.a] * push;
         vel[contact.b] += inv_mass[contact.b] * push;
@@ -404,11 +458,9 @@ pub fn solve(
         for contact in contacts.iter_mut() {
             solve_contact(contact, bodies.vel);
         }
-        for contact in pairs.iter_mut() {
-            solve_pair(contact, bodies.vel, bodies.inv_mass);
-        }
+        solve_pairs(&mut pairs, bodies.vel, bodies.inv_mass);
     }
-    relax(rods, angles, contacts, pairs, bodies, solve, relaxed);
+    relax(rods, angles, contacts, &mut pairs, bodies, solve, relaxed);
     warm.planes.fill(Warm::default());
     for contact in contacts.iter() {
         if let Some(warm) = warm.planes.get_mut(contact.warm) {
@@ -419,7 +471,7 @@ pub fn solve(
         }
     }
     warm.pairs.fill(Warm::default());
-    for contact in pairs.iter() {
+    for contact in pairs.found.contacts.iter() {
         if let Some(warm) = warm.pairs.get_mut(contact.warm) {
             *warm = Warm {
                 normal: contact.normal_impulse,
@@ -427,6 +479,36 @@ pub fn solve(
             };
         }
     }
+}
+
+/// One round over the pair contacts, batch after batch, through
+/// `pairs.spread`: joined batches share no moving body, so running them at
+/// once gives the bits of running them in turn.
+fn solve_pairs(pairs: &mut PairBatches, vel: &mut [Vec3A], inv_mass: &[f32]) {
+    let PairContacts { contacts, batches } = &mut *pairs.found;
+    let (shared, items) = (SharedVelocities::new(vel), SharedSlice::new(contacts));
+    pairs.spread.spread(batches, &|run| {
+        // SAFETY: `spread` hands out each batch once, and runs at once only
+        // the batches of one stage, which share no moving body (`split`;
+        // moving as of `list_pairs`, and a body's inverse mass never turns
+        // from 0 to positive later in the step: `gather_written` runs
+        // before, and a substep system's write to a fixed body is read at
+        // the next step). A body whose inverse mass is 0 is read and never
+        // written.
+        for contact in unsafe { items.run(run) } {
+            let (a, b) = (contact.a, contact.b);
+            debug_assert_ne!(a, b, "a pair of one body");
+            let (va, vb) = unsafe { solve_pair(contact, shared.get(a), shared.get(b), inv_mass) };
+            unsafe {
+                if inv_mass[a] > 0.0 {
+                    shared.set(a, va);
+                }
+                if inv_mass[b] > 0.0 {
+                    shared.set(b, vb);
+                }
+            }
+        }
+    });
 }
 
 /// One rod's impulse.
@@ -617,12 +699,16 @@ fn relax(
     rods: &[RodRow],
     angles: &[AngleRow],
     contacts: &mut [Contact],
-    pairs: &mut [PairContact],
+    pairs: &mut PairBatches,
     bodies: &mut Bodies,
     solve: &Rounds,
     out: Relaxed,
 ) {
-    if rods.is_empty() && angles.is_empty() && contacts.is_empty() && pairs.is_empty() {
+    if rods.is_empty()
+        && angles.is_empty()
+        && contacts.is_empty()
+        && pairs.found.contacts.is_empty()
+    {
         return;
     }
     let vel = &mut *bodies.vel;
@@ -643,7 +729,7 @@ fn relax(
     for contact in contacts.iter() {
         note(contact.slot);
     }
-    for contact in pairs.iter() {
+    for contact in pairs.found.contacts.iter() {
         note(contact.a);
         note(contact.b);
     }
@@ -661,36 +747,35 @@ fn relax(
         contact.target = contact.relaxed;
         solve_contact(contact, bodies.vel);
     }
-    for contact in pairs.iter_mut() {
+    for contact in pairs.found.contacts.iter_mut() {
         contact.target = contact.relaxed;
-        solve_pair(contact, bodies.vel, bodies.inv_mass);
     }
+    solve_pairs(pairs, bodies.vel, bodies.inv_mass);
     for &(slot, _) in out.moved.iter() {
         out.marked[slot as usize] = false;
     }
 }
 
-/// One pair contact's normal and friction impulses, accumulated.
-#[inline]
-fn solve_pair(contact: &mut PairContact, vel: &mut [Vec3A], inv_mass: &[f32]) {
-    let (a, b, n) = (contact.a, contact.b, contact.normal);
-    let (wa, wb) = (inv_mass[a], inv_mass[b]);
+/// One pair contact's normal and friction impulses, accumulated, on its
+/// bodies' velocities `va` and `vb`; gives their new velocities.
+#[inline(always)]
+fn solve_pair(contact: &mut PairContact, va: Vec3A, vb: Vec3A, inv_mass: &[f32]) -> (Vec3A, Vec3A) {
+    let n = contact.normal;
+    let (wa, wb) = (inv_mass[contact.a], inv_mass[contact.b]);
     // Normal: accumulated, never pulling.
-    let speed = n.dot(vel[b] - vel[a]);
+    let speed = n.dot(vb - va);
     let total = (contact.normal_impulse + (contact.target - speed) * contact.mass).max(0.0);
     let push = (total - contact.normal_impulse) * n;
-    vel[a] -= wa * push;
-    vel[b] += wb * push;
+    let (va, vb) = (va - wa * push, vb + wb * push);
     contact.normal_impulse = total;
     // Friction: accumulated, within the Coulomb cone.
-    let relative = vel[b] - vel[a];
+    let relative = vb - va;
     let tangential = relative - n.dot(relative) * n;
     let total = (contact.friction_impulse - tangential * contact.mass)
         .clamp_length_max(contact.friction * contact.normal_impulse);
     let push = total - contact.friction_impulse;
-    vel[a] -= wa * push;
-    vel[b] += wb * push;
     contact.friction_impulse = total;
+    (va - wa * push, vb + wb * push)
 }
 
 #[cfg(test)]
@@ -727,7 +812,7 @@ mod tests {
                 angles: &[],
             },
             &mut [],
-            &mut [],
+            PairBatches::here(&mut PairContacts::default()),
             &mut bodies,
             &ROUNDS,
             cold(),
@@ -736,6 +821,14 @@ mod tests {
         assert!((momentum(&vel) - before).length() < 1e-5);
         let turning = ((1.0f32 - (ROUNDS.h * 0.5).powi(2)).sqrt() - 1.0) / ROUNDS.h;
         assert!(((vel[1] - vel[0]).x - turning).abs() < 1e-4);
+    }
+
+    /// `n` rows as one batch, solved in order.
+    fn one(n: usize) -> [Batch; 1] {
+        [Batch {
+            rows: 0..n,
+            joined: false,
+        }]
     }
 
     fn relaxed<'a>(moved: &'a mut Vec<(u32, Vec3A)>, marked: &'a mut [bool]) -> Relaxed<'a> {
@@ -791,16 +884,16 @@ mod tests {
                     valid: &[true, true],
                     inv_mass: &inv_mass,
                 };
-                let mut contacts = Vec::new();
-                find_pair_contacts(&[pair], &bodies, &ROUNDS, &[], &mut contacts);
-                assert_eq!(contacts.len(), 1);
+                let mut contacts = PairContacts::default();
+                find_pair_contacts(&[pair], &one(1), &bodies, &ROUNDS, &[], &mut contacts);
+                assert_eq!(contacts.contacts.len(), 1);
                 solve(
                     Joints {
                         rods: &[],
                         angles: &[],
                     },
                     &mut [],
-                    &mut contacts,
+                    PairBatches::here(&mut contacts),
                     &mut bodies,
                     &ROUNDS,
                     cold(),
@@ -851,15 +944,15 @@ mod tests {
             valid: &[true, true],
             inv_mass: &inv_mass,
         };
-        let mut contacts = Vec::new();
-        find_pair_contacts(&[pair], &bodies, &ROUNDS, &[], &mut contacts);
+        let mut contacts = PairContacts::default();
+        find_pair_contacts(&[pair], &one(1), &bodies, &ROUNDS, &[], &mut contacts);
         solve(
             Joints {
                 rods: &[],
                 angles: &[],
             },
             &mut [],
-            &mut contacts,
+            PairBatches::here(&mut contacts),
             &mut bodies,
             &ROUNDS,
             cold(),
@@ -870,6 +963,158 @@ mod tests {
         assert!((vel[1].y - (-0.2)).abs() < 1e-4, "{}", vel[1]);
         assert!(vel[1].x.abs() < 1e-6, "{}", vel[1]);
         assert_eq!(vel[0], Vec3A::ZERO);
+    }
+
+    /// The batches' stages: each a batch and the batches joined to it.
+    fn stages(batches: &[Batch]) -> Vec<&[Batch]> {
+        let mut out: Vec<&[Batch]> = Vec::new();
+        let mut start = 0;
+        for k in 1..=batches.len() {
+            if k == batches.len() || !batches[k].joined {
+                out.push(&batches[start..k]);
+                start = k;
+            }
+        }
+        out
+    }
+
+    /// Runs each stage's batches in turn, last first.
+    struct Backwards;
+
+    // SAFETY: one call at a time, each batch once.
+    unsafe impl Spread for Backwards {
+        fn spread(&self, batches: &[Batch], f: &(dyn Fn(core::ops::Range<usize>) + Sync)) {
+            for stage in stages(batches) {
+                for batch in stage.iter().rev() {
+                    f(batch.rows.clone());
+                }
+            }
+        }
+    }
+
+    /// Runs each stage's batches at once, each on a thread of its own.
+    struct Threaded;
+
+    // SAFETY: the batches of one stage at once, each once; stage after
+    // stage.
+    unsafe impl Spread for Threaded {
+        fn spread(&self, batches: &[Batch], f: &(dyn Fn(core::ops::Range<usize>) + Sync)) {
+            for stage in stages(batches) {
+                std::thread::scope(|scope| {
+                    for batch in stage {
+                        let run = batch.rows.clone();
+                        scope.spawn(move || f(run));
+                    }
+                });
+            }
+        }
+    }
+
+    /// A jumbled heap of balls (a few fixed) cut into blocks gives the same
+    /// bits whether the blocks are solved in turn, last first, or at once
+    /// on threads of their own: joined blocks share no moving body.
+    #[test]
+    fn batches_give_the_same_bits_however_they_run() {
+        use crate::kernels::batches::{Blocks, split};
+        let mut seed = 11u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let n = 600;
+        let pos: Vec<Vec3A> = (0..n)
+            .map(|i| {
+                let (row, col) = ((i / 30) as f32, (i % 30) as f32);
+                Vec3A::new(col * 0.19 + 0.02 * next(), row * 0.19 + 0.02 * next(), 0.0)
+            })
+            .collect();
+        let vel0: Vec<Vec3A> = (0..n)
+            .map(|_| Vec3A::new(next() - 0.5, next() - 2.0, 0.0))
+            .collect();
+        let inv_mass: Vec<f32> = (0..n)
+            .map(|i| if i % 37 == 0 { 0.0 } else { 0.5 + next() })
+            .collect();
+        let mut rows = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                if pos[a].distance(pos[b]) < 0.25 && (inv_mass[a] > 0.0 || inv_mass[b] > 0.0) {
+                    rows.push(PairRow {
+                        a: a as u32,
+                        b: b as u32,
+                        radius: 0.2,
+                        material: Material {
+                            restitution: 0.3,
+                            friction: 0.5,
+                        },
+                    });
+                }
+            }
+        }
+        let (unsplit, mut batches) = (core::mem::take(&mut rows), Vec::new());
+        split(
+            &unsplit,
+            |&row| row,
+            |row| (row.a, row.b),
+            |slot| inv_mass[slot as usize] > 0.0,
+            200,
+            &mut Blocks::default(),
+            &mut rows,
+            &mut batches,
+        );
+        assert!(
+            batches.iter().filter(|b| b.joined).count() >= 3,
+            "{batches:?}"
+        );
+        let run = |spread: &dyn Spread| {
+            let mut vel = vel0.clone();
+            let valid = vec![true; n];
+            let mut bodies = Bodies {
+                pos: &pos,
+                vel: &mut vel,
+                valid: &valid,
+                inv_mass: &inv_mass,
+            };
+            let mut found = PairContacts::default();
+            let mut warm = vec![Warm::default(); rows.len()];
+            find_pair_contacts(&rows, &batches, &bodies, &ROUNDS, &warm, &mut found);
+            assert!(
+                found.contacts.len() > n,
+                "{} contacts",
+                found.contacts.len()
+            );
+            let (mut moved, mut marked) = (Vec::new(), vec![false; n]);
+            solve(
+                Joints {
+                    rods: &[],
+                    angles: &[],
+                },
+                &mut [],
+                PairBatches {
+                    found: &mut found,
+                    spread,
+                },
+                &mut bodies,
+                &ROUNDS,
+                WarmStart {
+                    planes: &mut [],
+                    pairs: &mut warm,
+                },
+                relaxed(&mut moved, &mut marked),
+            );
+            let bits = |v: &Vec3A| v.to_array().map(f32::to_bits);
+            (vel.iter().map(bits).collect::<Vec<_>>(), moved.len())
+        };
+        let alone = run(&OneThread);
+        assert_ne!(
+            alone.0,
+            vel0.iter()
+                .map(|v| v.to_array().map(f32::to_bits))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(run(&Backwards), alone);
+        assert_eq!(run(&Threaded), alone);
     }
 
     /// The portable arctangent agrees with the platform's to 1e-6 rad all
@@ -961,7 +1206,7 @@ mod tests {
                 angles: &[],
             },
             &mut contacts,
-            &mut [],
+            PairBatches::here(&mut PairContacts::default()),
             &mut bodies,
             &ROUNDS,
             cold(),

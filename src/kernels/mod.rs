@@ -5,6 +5,7 @@
 //! its own helpers (`Spring::force`), and the solver calls them for every
 //! pass. Each is unit-tested on plain arrays at the bottom of its file.
 
+pub mod batches;
 pub mod broad;
 pub mod constraints;
 pub mod implicit;

@@ -26,10 +26,16 @@ use bevy::prelude::*;
 
 use crate::data::constraints::CollisionGroups;
 use crate::data::requests::SolverRequests;
+use crate::kernels::batches::{Blocks, split};
 use crate::kernels::broad::Reach;
 use crate::kernels::constraints::{Material, PairRow, Warm};
 use crate::kernels::union_find::UnionFind;
 use crate::solver::SolverState;
+
+/// The fewest pairs in a block of a group's pairs that threads may solve at
+/// once: a group of fewer than twice as many keeps its pairs in the broad
+/// phase's order, as one batch.
+pub(crate) const PAIRS_PER_BLOCK: usize = 2048;
 
 /// How far a round body of radius `radius` moving at `vel` reaches in a
 /// step of `h`: its radius, a tenth more, and the distance it covers.
@@ -86,6 +92,7 @@ pub(crate) struct Touch {
     found: Vec<(u32, u32)>,
     /// Buffers of each step's check, kept to allocate nothing per step.
     rows: Vec<(u32, PairRow)>,
+    blocks: Blocks,
     touching: Vec<bool>,
     union: UnionFind,
     seen: Vec<bool>,
@@ -134,6 +141,7 @@ fn list_pairs(solver: &mut SolverState) -> bool {
     let solver = &mut *solver;
     for group in &mut solver.groups {
         group.pairs = 0..0;
+        group.pair_batches.clear();
     }
     solver.pairs.clear();
     solver.pair_warm.clear();
@@ -221,8 +229,10 @@ fn list_pairs(solver: &mut SolverState) -> bool {
         }
         let (ga, gb) = (group_of(sa), group_of(sb));
         let group = if ga == u32::MAX { gb } else { ga };
-        if gb != u32::MAX && gb != group {
-            // Two pass counts: left out until the islands are rebuilt.
+        if group == u32::MAX || (gb != u32::MAX && gb != group) {
+            // Two pass counts, or two bodies in fixed slots (one made
+            // dynamic since the rebuild): left out until the islands are
+            // rebuilt.
             continue;
         }
         let (ta, tb) = (body(a), body(b));
@@ -239,18 +249,7 @@ fn list_pairs(solver: &mut SolverState) -> bool {
     if groups.len() > 1 {
         rows.sort_by_key(|&(group, _)| group);
     }
-    let mut at = 0;
-    for (g, group) in solver.groups.iter_mut().enumerate() {
-        let start = at;
-        at += rows[at..]
-            .iter()
-            .take_while(|(group, _)| *group == g as u32)
-            .count();
-        group.pairs = start..at;
-    }
-    solver.pairs.extend(rows.iter().map(|&(_, row)| row));
-    solver.pair_warm.clear();
-    solver.pair_warm.resize(solver.pairs.len(), Warm::default());
+    lay_out_pairs(solver, &rows);
     // An island that came to touch itself, or stopped, changes its pass
     // count.
     stale |= solver
@@ -269,6 +268,40 @@ fn list_pairs(solver: &mut SolverState) -> bool {
     (touch.items, touch.found, touch.rows) = (items, found, rows);
     (touch.touching, touch.union, touch.seen) = (touching, union, seen);
     stale
+}
+
+/// Gives each group its run of `rows` (sorted by group) and writes them into
+/// `solver.pairs` in blocks that share no moving body, with the pairs
+/// between blocks after them (see [`batches`](crate::kernels::batches)):
+/// the cut follows the pairs alone, so threads may take the blocks at once.
+/// Clears the warm impulses.
+fn lay_out_pairs(solver: &mut SolverState, rows: &[(u32, PairRow)]) {
+    let mut at = 0;
+    for (g, group) in solver.groups.iter_mut().enumerate() {
+        let start = at;
+        at += rows[at..]
+            .iter()
+            .take_while(|(group, _)| *group == g as u32)
+            .count();
+        group.pairs = start..at;
+    }
+    let mut blocks = core::mem::take(&mut solver.touch.blocks);
+    let (pairs, inv_mass) = (&mut solver.pairs, &solver.inv_mass);
+    for group in &mut solver.groups {
+        split(
+            &rows[group.pairs.clone()],
+            |&(_, row)| row,
+            |row| (row.a, row.b),
+            |slot| inv_mass[slot as usize] > 0.0,
+            PAIRS_PER_BLOCK,
+            &mut blocks,
+            pairs,
+            &mut group.pair_batches,
+        );
+    }
+    solver.touch.blocks = blocks;
+    solver.pair_warm.clear();
+    solver.pair_warm.resize(solver.pairs.len(), Warm::default());
 }
 
 /// Whether every awake island's bodies still hold together through its

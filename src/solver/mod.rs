@@ -41,7 +41,7 @@ use bevy::prelude::*;
 use crate::data::body::Body;
 use crate::kernels::broad::BroadPhase;
 use crate::kernels::constraints::{
-    AngleRow, Contact, PairContact, PairRow, PlaneRow, RodRow, RoundRow, Warm,
+    AngleRow, Contact, PairContacts, PairRow, PlaneRow, RodRow, RoundRow, Warm,
 };
 use crate::kernels::parts::Span;
 use crate::kernels::springs::SpringRow;
@@ -80,8 +80,10 @@ pub(crate) struct Group {
     pub rods: Range<usize>,
     pub angles: Range<usize>,
     pub rounds: Range<usize>,
-    /// Its pairs of round bodies within reach, this step.
+    /// Its pairs of round bodies within reach, this step, and their
+    /// batches (relative to `pairs`).
     pub pairs: Range<usize>,
+    pub pair_batches: Vec<crate::kernels::batches::Batch>,
     /// An implicit group's plan per island (a factor's structure, or
     /// conjugate gradients) and the method they were made for; made at the
     /// first pass after the layout.
@@ -142,10 +144,12 @@ pub(crate) struct SolverState {
     /// What the broad phase knows of round bodies: see
     /// [`contacts`](contacts).
     pub touch: contacts::Touch,
-    /// Pairs of round bodies within reach this step, by group, and the
-    /// contacts among them of the current pass.
+    /// Pairs of round bodies within reach this step, by group, each group's
+    /// in batches that share no moving body (see
+    /// [`batches`](crate::kernels::batches)), and the contacts among them of
+    /// the current pass.
     pub pairs: Vec<PairRow>,
-    pub pair_contacts: Vec<PairContact>,
+    pub pair_contacts: PairContacts,
     /// The contacts' impulses at the end of the last pass, for the next
     /// pass of the step: per round body and plane (by round row, then
     /// plane), and per pair. Cleared at the start of each step, so a step

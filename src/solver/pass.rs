@@ -7,14 +7,23 @@
 //! either way.
 //!
 //! Large groups split their islands over the compute task pool, one run of
-//! whole islands per thread (see [`parts`](crate::kernels::parts)).
+//! whole islands per thread (see [`parts`](crate::kernels::parts)), for the
+//! spring forces; the kick and the drift, which treat each body alone,
+//! split a large group into even runs of slots, even when it is one island
+//! (a pile); and the rounds solve a large group's pair contacts in blocks
+//! that threads take at once (see [`batches`](crate::kernels::batches)).
+
+use core::ops::Range;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
 use crate::data::constraints::ConstraintSettings;
+use crate::kernels::batches::{Batch, Spread};
 use crate::kernels::constraints::{
-    Bodies, Joints, Relaxed, Rounds, WarmStart, find_contacts, find_pair_contacts, solve,
+    Bodies, Joints, PairBatches, Relaxed, Rounds, WarmStart, find_contacts, find_pair_contacts,
+    solve,
 };
 use crate::kernels::implicit::{Cg, Island, State, plan, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
@@ -111,6 +120,31 @@ impl Pass {
         self.parts_from(solver, self.parallel_threshold)
     }
 
+    /// How the group's bodies are cut for a stage that treats each body
+    /// alone (the kick, the drift): into even runs of slots over the
+    /// compute task pool when the group is large, even if it is one
+    /// island, or else as one part on this thread.
+    fn body_parts(&self, solver: &SolverState) -> Parts {
+        let group = &solver.groups[self.group];
+        let slots = group.slots.clone();
+        match ComputeTaskPool::try_get()
+            .filter(|pool| slots.len() >= self.parallel_threshold && pool.thread_num() > 1)
+        {
+            Some(pool) => {
+                let parts = pool.thread_num();
+                let spans = (0..parts)
+                    .map(|i| Span {
+                        slots: slots.start + slots.len() * i / parts
+                            ..slots.start + slots.len() * (i + 1) / parts,
+                        rows: 0..0,
+                    })
+                    .collect();
+                Parts::Split(pool, spans)
+            }
+            None => Parts::Whole(Span { slots, rows: 0..0 }),
+        }
+    }
+
     /// [`parts`](Self::parts), for groups of at least `threshold` slots.
     fn parts_from(&self, solver: &SolverState, threshold: usize) -> Parts {
         let group = &solver.groups[self.group];
@@ -159,7 +193,7 @@ impl Pass {
         if solver.groups[self.group].implicit {
             self.implicit(solver);
         }
-        let cut = self.parts(solver);
+        let cut = self.body_parts(solver);
         let (pool, parts) = (cut.pool(), cut.spans());
         let kick = Kick {
             h: self.h,
@@ -315,7 +349,14 @@ impl Pass {
             warm.planes,
             contacts,
         );
-        find_pair_contacts(pairs, &bodies, &rounds, warm.pairs, pair_contacts);
+        find_pair_contacts(
+            pairs,
+            &group.pair_batches,
+            &bodies,
+            &rounds,
+            warm.pairs,
+            pair_contacts,
+        );
         let mut moved = core::mem::take(&mut solver.relaxed);
         moved.clear();
         solver.relax_marks.resize(solver.pos.len(), false);
@@ -324,10 +365,21 @@ impl Pass {
             marked: &mut solver.relax_marks,
             held: &mut solver.held,
         };
+        // Joined batches of contacts run at once in a large group (a contact
+        // costs about what two bodies' kicks do).
+        let spread = Threads {
+            pool: ComputeTaskPool::try_get()
+                .filter(|_| group.slots.len() >= self.parallel_threshold)
+                .map(|pool| &**pool),
+            min: (self.parallel_threshold / 2).max(1),
+        };
         solve(
             Joints { rods, angles },
             contacts,
-            pair_contacts,
+            PairBatches {
+                found: pair_contacts,
+                spread: &spread,
+            },
             &mut bodies,
             &rounds,
             warm,
@@ -343,7 +395,7 @@ impl Pass {
 
     /// The drift alone, after the rods and contacts.
     fn drift(&self, solver: &mut SolverState) {
-        let cut = self.parts(solver);
+        let cut = self.body_parts(solver);
         let (pool, parts) = (cut.pool(), cut.spans());
         let (h, inv_mass) = (self.h, &solver.inv_mass[..]);
         let diverged = for_each_part(pool, split_slots(slots!(solver), parts), |mut part| {
@@ -352,6 +404,86 @@ impl Pass {
         if diverged {
             mark_diverged(solver);
         }
+    }
+}
+
+/// Runs joined batches of contacts at once on the compute task pool's
+/// threads when a round holds at least `min` contacts: tasks take the
+/// batches in order, and a batch waits until every batch before its own
+/// stage is done. A task that starts late finds less to do, never a batch
+/// that waits for it; a batch that panics still counts as done, so the
+/// others finish and the scope passes the panic on.
+struct Threads {
+    pool: Option<&'static TaskPool>,
+    min: usize,
+}
+
+// SAFETY: each batch is taken once (`next`), and a batch starts only when
+// every batch before its stage is done (`done`, counted in order: a batch
+// of a later stage cannot start, so cannot finish, before that).
+unsafe impl Spread for Threads {
+    fn spread(&self, batches: &[Batch], f: &(dyn Fn(Range<usize>) + Sync)) {
+        let total: usize = batches.iter().map(|batch| batch.rows.len()).sum();
+        // The widest stage: how many tasks can work at once.
+        let (mut widest, mut width) = (1, 0);
+        for batch in batches {
+            width = if batch.joined { width + 1 } else { 1 };
+            widest = widest.max(width);
+        }
+        let pool = match self.pool {
+            Some(pool) if total >= self.min && widest > 1 && pool.thread_num() > 1 => pool,
+            _ => {
+                for batch in batches {
+                    f(batch.rows.clone());
+                }
+                return;
+            }
+        };
+        // Per batch: how many batches come before its stage.
+        let mut stage = 0;
+        let cuts: Vec<usize> = (0..batches.len())
+            .map(|k| {
+                if !batches[k].joined {
+                    stage = k;
+                }
+                stage
+            })
+            .collect();
+        let (next, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        /// Counts a batch done when dropped, even by a panic.
+        struct Done<'a>(&'a AtomicUsize);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::Release);
+            }
+        }
+        let work = || {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&before) = cuts.get(i) else {
+                    return;
+                };
+                let mut spins = 0u32;
+                while done.load(Ordering::Acquire) < before {
+                    spins += 1;
+                    if spins < 1 << 10 {
+                        core::hint::spin_loop();
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+                let _done = Done(&done);
+                f(batches[i].rows.clone());
+            }
+        };
+        let work = &work;
+        // Every worker is a task (the calling thread runs them too while
+        // it waits), so a panic stays inside the scope.
+        pool.scope(|scope| {
+            for _ in 0..pool.thread_num().min(widest) {
+                scope.spawn(async move { work() });
+            }
+        });
     }
 }
 
