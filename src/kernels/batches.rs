@@ -157,11 +157,9 @@ pub unsafe trait Spread: Sync {
 }
 
 /// [`Spread`] on the calling thread alone, batch after batch.
-#[cfg(test)]
 pub struct OneThread;
 
 // SAFETY: one call at a time, each batch once, in order.
-#[cfg(test)]
 unsafe impl Spread for OneThread {
     fn spread(&self, batches: &[Batch], f: &(dyn Fn(Range<usize>) + Sync)) {
         for batch in batches {

@@ -335,7 +335,7 @@ pub fn find_pair_contacts(
     found: &mut PairContacts,
 ) {
     let h = solve.h;
-    let (pos, vel, inv_mass) = (bodies.pos, &*bodies.vel, bodies.inv_mass);
+    let vel = &*bodies.vel;
     let PairContacts {
         contacts,
         batches: found_batches,
@@ -351,12 +351,9 @@ pub fn find_pair_contacts(
         for row in batch.rows.clone() {
             let pair = &pairs[row];
             let (a, b) = (pair.a as usize, pair.b as usize);
-            let w = inv_mass[a] + inv_mass[b];
-            if !(bodies.valid[a] && bodies.valid[b]) || w <= 0.0 {
+            let Some((w, d, distance)) = between(bodies, a, b) else {
                 continue;
-            }
-            let d = pos[b] - pos[a];
-            let distance = d.length();
+            };
             let normal = if distance > 0.0 {
                 d / distance
             } else {
@@ -511,18 +508,28 @@ fn solve_pairs(pairs: &mut PairBatches, vel: &mut [Vec3A], inv_mass: &[f32]) {
     });
 }
 
+/// What a rod or a pair of `a` and `b` reads first: their summed inverse
+/// mass `w`, the vector from `a` to `b` and its length; `None` when either
+/// cannot be stepped or neither moves (`w ≤ 0`).
+#[inline(always)]
+fn between(bodies: &Bodies, a: usize, b: usize) -> Option<(f32, Vec3A, f32)> {
+    let w = bodies.inv_mass[a] + bodies.inv_mass[b];
+    if !(bodies.valid[a] && bodies.valid[b]) || w <= 0.0 {
+        return None;
+    }
+    let d = bodies.pos[b] - bodies.pos[a];
+    Some((w, d, d.length()))
+}
+
 /// One rod's impulse.
 #[inline]
 fn solve_rod(rod: &RodRow, held: &mut f32, bodies: &mut Bodies, solve: &Rounds) {
     let (h, beta) = (solve.h, solve.beta);
-    let (pos, vel, inv_mass) = (bodies.pos, &mut *bodies.vel, bodies.inv_mass);
     let (a, b) = (rod.a as usize, rod.b as usize);
-    let w = inv_mass[a] + inv_mass[b];
-    if !(bodies.valid[a] && bodies.valid[b]) || w <= 0.0 {
+    let Some((w, d, length)) = between(bodies, a, b) else {
         return;
-    }
-    let d = pos[b] - pos[a];
-    let length = d.length();
+    };
+    let (vel, inv_mass) = (&mut *bodies.vel, bodies.inv_mass);
     if length <= 0.0 || !length.is_finite() {
         return;
     }

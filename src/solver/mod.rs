@@ -145,9 +145,9 @@ pub(crate) struct SolverState {
     /// [`contacts`](contacts).
     pub touch: contacts::Touch,
     /// Pairs of round bodies within reach this step, by group, each group's
-    /// in batches that share no moving body (see
-    /// [`batches`](crate::kernels::batches)), and the contacts among them of
-    /// the current pass.
+    /// in blocks that threads may solve at once and the pairs between them
+    /// (see [`batches`](crate::kernels::batches)), and the contacts among
+    /// them of the current pass.
     pub pairs: Vec<PairRow>,
     pub pair_contacts: PairContacts,
     /// The contacts' impulses at the end of the last pass, for the next

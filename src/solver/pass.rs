@@ -20,7 +20,7 @@ use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
 use crate::data::constraints::ConstraintSettings;
-use crate::kernels::batches::{Batch, Spread};
+use crate::kernels::batches::{Batch, OneThread, Spread};
 use crate::kernels::constraints::{
     Bodies, Joints, PairBatches, Relaxed, Rounds, WarmStart, find_contacts, find_pair_contacts,
     solve,
@@ -432,23 +432,16 @@ unsafe impl Spread for Threads {
         }
         let pool = match self.pool {
             Some(pool) if total >= self.min && widest > 1 && pool.thread_num() > 1 => pool,
-            _ => {
-                for batch in batches {
-                    f(batch.rows.clone());
-                }
-                return;
-            }
+            _ => return OneThread.spread(batches, f),
         };
-        // Per batch: how many batches come before its stage.
-        let mut stage = 0;
-        let cuts: Vec<usize> = (0..batches.len())
-            .map(|k| {
-                if !batches[k].joined {
-                    stage = k;
-                }
-                stage
-            })
-            .collect();
+        // How many batches come before batch `i`'s stage: the index of the
+        // last batch up to `i` that is not joined (at most 16 back).
+        let stage_of = |i: usize| {
+            batches[..=i]
+                .iter()
+                .rposition(|batch| !batch.joined)
+                .unwrap_or(0)
+        };
         let (next, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
         /// Counts a batch done when dropped, even by a panic.
         struct Done<'a>(&'a AtomicUsize);
@@ -460,9 +453,10 @@ unsafe impl Spread for Threads {
         let work = || {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&before) = cuts.get(i) else {
+                if i >= batches.len() {
                     return;
-                };
+                }
+                let before = stage_of(i);
                 let mut spins = 0u32;
                 while done.load(Ordering::Acquire) < before {
                     spins += 1;
