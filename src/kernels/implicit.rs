@@ -353,12 +353,11 @@ fn direct(island: &Island, state: &State, symbolic: &Symbolic, scratch: &mut Scr
             }
         }
     }
-    if !symbolic.factor(factor, column) {
-        return Solved::Failed;
-    }
     dv.clear();
     dv.resize(n, Vec3A::ZERO);
-    symbolic.solve(factor, r, dv, z);
+    if !symbolic.factor_solve(factor, r, dv, (column, z)) {
+        return Solved::Failed;
+    }
     if dv.iter().all(|dv| dv.is_finite()) {
         Solved::Factored
     } else {

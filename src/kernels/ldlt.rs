@@ -251,6 +251,46 @@ impl Symbolic {
         true
     }
 
+    /// Factors the matrix in `blocks` (as [`factor`](Self::factor)) and
+    /// solves it for the right-hand side `b` into `x` (as
+    /// [`solve`](Self::solve)), with the same bits; `column` and `y` are
+    /// scratch. A chain does both in two sweeps: the forward substitution
+    /// rides along the factorisation, whose pivots depend each on the last,
+    /// and the diagonal along the back substitution. False if the
+    /// factorisation refuses (then `x` is not written).
+    pub fn factor_solve(
+        &self,
+        blocks: &mut [Mat3A],
+        b: &[Vec3A],
+        x: &mut [Vec3A],
+        (column, y): (&mut Vec<Mat3A>, &mut Vec<Vec3A>),
+    ) -> bool {
+        if !self.chain {
+            if !self.factor(blocks, column) {
+                return false;
+            }
+            self.solve(blocks, b, x, y);
+            return true;
+        }
+        y.clear();
+        if self.in_order {
+            y.extend_from_slice(b);
+        } else {
+            y.extend(self.order.iter().map(|&v| b[v as usize]));
+        }
+        if !factor_solve_chain(blocks, y) {
+            return false;
+        }
+        if self.in_order {
+            x.copy_from_slice(y);
+        } else {
+            for (p, &v) in self.order.iter().enumerate() {
+                x[v as usize] = y[p];
+            }
+        }
+        true
+    }
+
     /// Solves with a factor from [`factor`](Self::factor): `x` for the
     /// right-hand side `b` (both by unknown); `y` is scratch.
     pub fn solve(&self, blocks: &[Mat3A], b: &[Vec3A], x: &mut [Vec3A], y: &mut Vec<Vec3A>) {
@@ -286,8 +326,7 @@ impl Symbolic {
         for p in (0..n).rev() {
             let mut sum = y[p];
             for e in self.column(p) {
-                let (l, yr) = (blocks[n + e], y[self.rows[e] as usize]);
-                sum -= Vec3A::new(l.x_axis.dot(yr), l.y_axis.dot(yr), l.z_axis.dot(yr));
+                sum -= transposed_times(blocks[n + e], y[self.rows[e] as usize]);
             }
             y[p] = sum;
         }
@@ -298,21 +337,65 @@ impl Symbolic {
 /// coupling of unknowns `p + 1` and `p`.
 fn factor_chain(blocks: &mut [Mat3A], n: usize) -> bool {
     let (pivots, lower) = blocks.split_at_mut(n);
+    (0..n).all(|p| chain_pivot(pivots, lower, p).is_some())
+}
+
+/// Pivot `p` of a chain's factorisation: inverts it and, unless it is the
+/// last, turns its coupling `A` into `L = A·D⁻¹` and takes `L·A` from the
+/// next pivot. Returns `L` (`None` for the last pivot), or `None` if the
+/// pivot is not positive definite.
+#[inline(always)]
+fn chain_pivot(pivots: &mut [Mat3A], lower: &mut [Mat3A], p: usize) -> Option<Option<Mat3A>> {
+    let (adjugate, scale) = inverse_parts(pivots[p])?;
+    let inverse = adjugate * scale;
+    pivots[p] = inverse;
+    let (Some(coupling), Some(next)) = (lower.get_mut(p), pivots.get_mut(p + 1)) else {
+        return Some(None);
+    };
+    // A chain takes no fill: its couplings are the matrix's own,
+    // symmetric, so `L·Aᵀ = L·A = A·adj·A·s`. Each pivot waits for the
+    // last; in this form the next one waits for two block products and
+    // not for the division in `s` as well.
+    let a = *coupling;
+    *next -= (a * (adjugate * a)) * scale;
+    let l = a * inverse;
+    *coupling = l;
+    Some(Some(l))
+}
+
+/// [`Symbolic::factor_solve`] for a chain, on `y` in elimination order:
+/// [`factor_chain`] with the forward substitution of [`substitute_chain`]
+/// in the same sweep, then its diagonal and back substitution in one
+/// sweep; the same arithmetic, so the same bits.
+fn factor_solve_chain(blocks: &mut [Mat3A], y: &mut [Vec3A]) -> bool {
+    let n = y.len();
+    let (pivots, lower) = blocks.split_at_mut(n);
     for p in 0..n {
-        let Some(inverse) = invert_positive(pivots[p]) else {
-            return false;
-        };
-        pivots[p] = inverse;
-        if let (Some(coupling), Some(next)) = (lower.get_mut(p), pivots.get_mut(p + 1)) {
-            // A chain takes no fill: its couplings are the matrix's own,
-            // symmetric, so `L·Aᵀ = L·A`.
-            let a = *coupling;
-            let l = a * inverse;
-            *coupling = l;
-            *next -= l * a;
+        match chain_pivot(pivots, lower, p) {
+            None => return false,
+            Some(Some(l)) => {
+                let yp = y[p];
+                y[p + 1] -= l * yp;
+            }
+            Some(None) => {}
         }
     }
+    let last = n.saturating_sub(1);
+    if let (Some(inverse), Some(y)) = (pivots.get(last), y.get_mut(last)) {
+        *y = *inverse * *y;
+    }
+    for p in (0..last).rev() {
+        let (l, next) = (lower[p], y[p + 1]);
+        y[p] = pivots[p] * y[p] - transposed_times(l, next);
+    }
     true
+}
+
+/// `lᵀ·v`, as a product with the transposed block (which does not wait
+/// for `v`) rather than three dot products.
+#[inline(always)]
+fn transposed_times(l: Mat3A, v: Vec3A) -> Vec3A {
+    l.transpose() * v
 }
 
 /// [`Symbolic::substitute`] for a chain.
@@ -325,8 +408,7 @@ fn substitute_chain(inverses: &[Mat3A], lower: &[Mat3A], y: &mut [Vec3A]) {
         *y = *inverse * *y;
     }
     for (p, l) in lower.iter().enumerate().rev() {
-        let next = y[p + 1];
-        y[p] -= Vec3A::new(l.x_axis.dot(next), l.y_axis.dot(next), l.z_axis.dot(next));
+        y[p] -= transposed_times(*l, y[p + 1]);
     }
 }
 
@@ -334,6 +416,36 @@ fn substitute_chain(inverses: &[Mat3A], lower: &[Mat3A], y: &mut [Vec3A]) {
 /// and whose determinant is finite; `None` otherwise.
 #[inline]
 fn invert_positive(m: Mat3A) -> Option<Mat3A> {
+    inverse_parts(m).map(|(adjugate, scale)| adjugate * scale)
+}
+
+/// [`invert_positive`] as a block and a factor: the adjugate and
+/// `1 / det`, or (for a determinant that overflows or underflows) the
+/// inverse and 1.
+#[inline(always)]
+fn inverse_parts(m: Mat3A) -> Option<(Mat3A, f32)> {
+    // Most blocks invert as they are: the pivots of a chain depend each on
+    // the last, so a scaling (a division) on every one would lengthen the
+    // whole factorisation.
+    let (x, y, z) = (m.x_axis, m.y_axis, m.z_axis);
+    let (cx, cy, cz) = (y.cross(z), z.cross(x), x.cross(y));
+    let det = x.dot(cx);
+    let minor = x.x * y.y - x.y * y.x;
+    if x.x > 0.0
+        && minor > 0.0
+        && det.is_normal()
+        && det > 0.0
+        && (cx.is_finite() & cy.is_finite() & cz.is_finite())
+    {
+        return Some((Mat3A::from_cols(cx, cy, cz), det.recip()));
+    }
+    invert_scaled(m).map(|inverse| (inverse, 1.0))
+}
+
+/// [`invert_positive`] for a block whose determinant overflows or
+/// underflows (or that is not positive definite, which this finds again).
+#[cold]
+fn invert_scaled(m: Mat3A) -> Option<Mat3A> {
     // Scaled by its trace first, so that the determinant neither overflows
     // nor underflows for blocks of any size.
     let trace = m.x_axis.x + m.y_axis.y + m.z_axis.z;
@@ -406,11 +518,20 @@ mod tests {
                 blocks[block] += *m;
             }
         }
-        if !symbolic.factor(&mut blocks, &mut Vec::new()) {
+        let mut factored = blocks.clone();
+        let mut x = vec![Vec3A::ZERO; n];
+        let solved =
+            symbolic.factor_solve(&mut blocks, b, &mut x, (&mut Vec::new(), &mut Vec::new()));
+        // The factorisation and the solve apart give the same bits.
+        let factors = symbolic.factor(&mut factored, &mut Vec::new());
+        assert_eq!(solved, factors);
+        if !solved {
             return None;
         }
-        let mut x = vec![Vec3A::ZERO; n];
-        symbolic.solve(&blocks, b, &mut x, &mut Vec::new());
+        let mut apart = vec![Vec3A::ZERO; n];
+        symbolic.solve(&factored, b, &mut apart, &mut Vec::new());
+        assert_eq!(x, apart, "fused and apart");
+        assert_eq!(blocks, factored);
         Some(x)
     }
 
@@ -504,12 +625,15 @@ mod tests {
     #[test]
     fn solves_blocks_of_any_scale() {
         let tree: Vec<(u32, u32)> = (1..15).map(|i| (i, (i - 1) / 2)).collect();
-        for scale in [1e-20f32, 1.0, 1e20] {
-            let diag: Vec<Mat3A> = (0..15).map(|i| spd(i as f32 * 0.3) * scale).collect();
-            let off: Vec<Mat3A> = (0..14).map(|e| coupling(e as f32) * scale).collect();
-            let b: Vec<Vec3A> = (0..15).map(|i| Vec3A::splat(i as f32) * scale).collect();
-            let x = solve(15, &diag, &tree, &off, &b).expect("positive definite");
-            check(&diag, &tree, &off, &b, &x);
+        let chain: Vec<(u32, u32)> = (0..14).map(|i| (i, i + 1)).collect();
+        for edges in [tree, chain] {
+            for scale in [1e-20f32, 1.0, 1e20] {
+                let diag: Vec<Mat3A> = (0..15).map(|i| spd(i as f32 * 0.3) * scale).collect();
+                let off: Vec<Mat3A> = (0..14).map(|e| coupling(e as f32) * scale).collect();
+                let b: Vec<Vec3A> = (0..15).map(|i| Vec3A::splat(i as f32) * scale).collect();
+                let x = solve(15, &diag, &edges, &off, &b).expect("positive definite");
+                check(&diag, &edges, &off, &b, &x);
+            }
         }
     }
 
