@@ -124,6 +124,12 @@ pub struct Scratch {
     /// since the layout).
     mass: Vec<f32>,
     blocks: Vec<Mat3A>,
+    /// Per row, its ends' unknowns (`n` for a fixed end), for conjugate
+    /// gradients.
+    ends: Vec<[u32; 2]>,
+    /// The masses conjugate gradients multiply by: a slot made fixed since
+    /// the layout as a unit mass.
+    unit_mass: Vec<f32>,
     dv: Vec<Vec3A>,
     r: Vec<Vec3A>,
     z: Vec<Vec3A>,
@@ -229,21 +235,28 @@ pub fn solve_island(
             let Scratch {
                 mass,
                 blocks,
+                ends,
                 r,
                 diag,
                 ..
             } = &mut *scratch;
             blocks.clear();
+            ends.clear();
             diag.clear();
             // A body made fixed since the layout: a unit row, as in `direct`.
             diag.extend(
                 mass.iter()
                     .map(|&m| Vec3A::splat(if m > 0.0 { m } else { 1.0 })),
             );
+            let n = island.n;
             let finite = assemble(island, state, (mass, r), |_, (a, b), block| {
                 blocks.push(block);
+                // A fixed end (and one made fixed since the layout) is
+                // unknown `n`, whose `p` is always zero.
+                let [a, b] = [a, b].map(|i| i.filter(|&i| mass[i] > 0.0));
+                ends.push([a, b].map(|i| i.unwrap_or(n) as u32));
                 let d = Vec3A::new(block.x_axis.x, block.y_axis.y, block.z_axis.z);
-                for i in [a, b].into_iter().flatten().filter(|&i| mass[i] > 0.0) {
+                for i in [a, b].into_iter().flatten() {
                     diag[i] += d;
                 }
             });
@@ -253,7 +266,7 @@ pub fn solve_island(
                 }
             }
             if finite && diag.iter().all(|d| d.is_finite() && d.min_element() > 0.0) {
-                conjugate_gradients(island, state.inv_mass, cg, scratch)
+                conjugate_gradients(cg, scratch)
             } else {
                 Solved::Failed
             }
@@ -366,10 +379,18 @@ fn direct(island: &Island, state: &State, symbolic: &Symbolic, scratch: &mut Scr
 }
 
 /// Conjugate gradients with the Jacobi preconditioner, from `Δv = 0`.
-fn conjugate_gradients(island: &Island, inv_mass: &[f32], cg: Cg, scratch: &mut Scratch) -> Solved {
-    let n = island.n;
+///
+/// The vectors `p` and `q` carry one unknown more than the island, `n`,
+/// where a fixed end of a row points: `p[n]` stays zero, so each row's
+/// product reads and writes both ends without a test (the ends are found
+/// once per solve, not once per iteration). The preconditioner and the
+/// masses are products, not divisions.
+fn conjugate_gradients(cg: Cg, scratch: &mut Scratch) -> Solved {
     let Scratch {
+        mass,
+        unit_mass,
         blocks,
+        ends,
         dv,
         r,
         z,
@@ -378,22 +399,35 @@ fn conjugate_gradients(island: &Island, inv_mass: &[f32], cg: Cg, scratch: &mut 
         diag,
         ..
     } = scratch;
-    for v in [&mut *dv, &mut *z, &mut *p, &mut *q] {
+    let n = mass.len();
+    for v in [&mut *dv, &mut *z] {
         v.clear();
         v.resize(n, Vec3A::ZERO);
+    }
+    for v in [&mut *p, &mut *q] {
+        v.clear();
+        v.resize(n + 1, Vec3A::ZERO);
     }
     let rhs = dot(r, r).sqrt();
     if rhs == 0.0 {
         return Solved::Converged(0);
     }
-    for i in 0..n {
-        z[i] = r[i] / diag[i];
+    // The preconditioner as a product; a body made fixed since the layout
+    // as a unit mass, as in `direct`.
+    for d in diag.iter_mut() {
+        *d = d.recip();
     }
-    p.copy_from_slice(z);
-    let mut rz = dot(r, z);
+    unit_mass.clear();
+    unit_mass.extend(mass.iter().map(|&m| if m > 0.0 { m } else { 1.0 }));
+    let mut rz = 0.0;
+    for i in 0..n {
+        z[i] = r[i] * diag[i];
+        rz += r[i].dot(z[i]);
+    }
+    p[..n].copy_from_slice(z);
     for iteration in 0..cg.max_iterations {
-        multiply(island, blocks, inv_mass, p, q);
-        let pq = dot(p, q);
+        multiply((unit_mass, blocks, ends), p, q);
+        let pq = dot(&p[..n], &q[..n]);
         if !(pq.is_finite() && pq > 0.0) {
             return Solved::Failed;
         }
@@ -410,7 +444,7 @@ fn conjugate_gradients(island: &Island, inv_mass: &[f32], cg: Cg, scratch: &mut 
             return Solved::Converged(iteration + 1);
         }
         for i in 0..n {
-            z[i] = r[i] / diag[i];
+            z[i] = r[i] * diag[i];
         }
         let rz_next = dot(r, z);
         let beta = rz_next / rz;
@@ -423,27 +457,18 @@ fn conjugate_gradients(island: &Island, inv_mass: &[f32], cg: Cg, scratch: &mut 
 }
 
 /// `q = A·p`: the masses, then each row's block on the difference of its
-/// ends (a fixed end's `p` is zero).
-fn multiply(island: &Island, blocks: &[Mat3A], inv_mass: &[f32], p: &[Vec3A], q: &mut [Vec3A]) {
-    let (base, n) = (island.base, island.n);
+/// ends (unknown `n`, a fixed end, has `p[n] = 0`; what lands in `q[n]` is
+/// never read).
+fn multiply((mass, blocks, ends): (&[f32], &[Mat3A], &[[u32; 2]]), p: &[Vec3A], q: &mut [Vec3A]) {
+    let n = mass.len();
     for i in 0..n {
-        let w = inv_mass[base + i];
-        // A body made fixed since the layout: a unit row, coupled to
-        // nothing.
-        q[i] = if w > 0.0 { p[i] / w } else { p[i] };
+        q[i] = p[i] * mass[i];
     }
-    let dynamic = |slot: u32| island.local(slot).filter(|&i| inv_mass[base + i] > 0.0);
-    for (row, block) in island.rows.iter().zip(blocks) {
-        let (a, b) = (dynamic(row.a), dynamic(row.b));
-        let pa = a.map_or(Vec3A::ZERO, |i| p[i]);
-        let pb = b.map_or(Vec3A::ZERO, |j| p[j]);
-        let f = *block * (pa - pb);
-        if let Some(i) = a {
-            q[i] += f;
-        }
-        if let Some(j) = b {
-            q[j] -= f;
-        }
+    for (&[a, b], block) in ends.iter().zip(blocks) {
+        let (a, b) = (a as usize, b as usize);
+        let f = *block * (p[a] - p[b]);
+        q[a] += f;
+        q[b] -= f;
     }
 }
 
