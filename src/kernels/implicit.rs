@@ -265,7 +265,10 @@ pub fn solve_island(
                     *r = Vec3A::ZERO;
                 }
             }
-            if finite && diag.iter().all(|d| d.is_finite() && d.min_element() > 0.0) {
+            // Normal and positive, so that the preconditioner's
+            // reciprocals are finite.
+            let normal = |d: &Vec3A| d.is_finite() && d.min_element() >= f32::MIN_POSITIVE;
+            if finite && diag.iter().all(normal) {
                 conjugate_gradients(cg, scratch)
             } else {
                 Solved::Failed

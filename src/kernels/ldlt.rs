@@ -3,10 +3,11 @@
 //!
 //! [`analyse`] orders the unknowns by minimum degree (ties to the lower
 //! index) and finds the structure of the factor, fill included, once per
-//! island layout; [`Symbolic::factor`] and [`Symbolic::solve`] then run on
-//! the numbers every pass. A chain or a tree is ordered from its leaves in
-//! and has no fill, so its factor costs one block inverse and two block
-//! products per unknown: a rope is solved exactly in time linear in its
+//! island layout; [`Symbolic::factor_solve`] (or [`Symbolic::factor`] and
+//! [`Symbolic::solve`]) then runs on the numbers every pass. A chain or a
+//! tree is ordered from its leaves in and has no fill, so its factor costs
+//! one block inverse and two or three block products per unknown: a rope
+//! is solved exactly in time linear in its
 //! length, where conjugate gradients need a number of iterations that
 //! grows with its length and stiffness. Everything runs in a fixed order,
 //! so the bits depend on the input alone.
@@ -357,8 +358,16 @@ fn chain_pivot(pivots: &mut [Mat3A], lower: &mut [Mat3A], p: usize) -> Option<Op
     // last; in this form the next one waits for two block products and
     // not for the division in `s` as well.
     let a = *coupling;
-    *next -= (a * (adjugate * a)) * scale;
     let l = a * inverse;
+    // `adj` holds the pivot's size squared: the product can leave `f32`
+    // where `L·A` does not (a coupling of 1e10 on a pivot of 1e10 makes
+    // 1e40); then it is taken as `L·A`.
+    let update = a * (adjugate * a);
+    *next -= if update.is_finite() {
+        update * scale
+    } else {
+        l * a
+    };
     *coupling = l;
     Some(Some(l))
 }
@@ -431,16 +440,23 @@ fn inverse_parts(m: Mat3A) -> Option<(Mat3A, f32)> {
     let (cx, cy, cz) = (y.cross(z), z.cross(x), x.cross(y));
     let det = x.dot(cx);
     let minor = x.x * y.y - x.y * y.x;
+    // The determinant kept within 2^±60 (a block's size within about
+    // 2^±20), so that neither the adjugate, nor its products with
+    // couplings of the same order, nor `1 / det` leave the normal range.
     if x.x > 0.0
         && minor > 0.0
-        && det.is_normal()
-        && det > 0.0
+        && (DET_MIN..=DET_MAX).contains(&det)
         && (cx.is_finite() & cy.is_finite() & cz.is_finite())
     {
         return Some((Mat3A::from_cols(cx, cy, cz), det.recip()));
     }
     invert_scaled(m).map(|inverse| (inverse, 1.0))
 }
+
+/// The determinants [`inverse_parts`] inverts without scaling: 2^−60 and
+/// 2^60.
+const DET_MIN: f32 = 1.0 / (1u64 << 60) as f32;
+const DET_MAX: f32 = (1u64 << 60) as f32;
 
 /// [`invert_positive`] for a block whose determinant overflows or
 /// underflows (or that is not positive definite, which this finds again).
@@ -620,14 +636,17 @@ mod tests {
         assert!(analyse(100, &chain, 50).is_none(), "over the budget");
     }
 
-    /// Blocks of 1e20 and of 1e-20 (a determinant that would overflow or
-    /// underflow in `f32`) solve like blocks of 1.
+    /// Blocks from 1e-20 to 1e20 (a determinant that would overflow or
+    /// underflow in `f32` at either end) solve like blocks of 1.
     #[test]
     fn solves_blocks_of_any_scale() {
         let tree: Vec<(u32, u32)> = (1..15).map(|i| (i, (i - 1) / 2)).collect();
         let chain: Vec<(u32, u32)> = (0..14).map(|i| (i, i + 1)).collect();
         for edges in [tree, chain] {
-            for scale in [1e-20f32, 1.0, 1e20] {
+            // The middle ones are inverted without scaling, and their
+            // products with the couplings leave `f32` at 1e10 or underflow
+            // at 1e-12 unless taken in another order.
+            for scale in [1e-20f32, 1e-12, 1e-6, 1.0, 1e6, 1e10, 1e20] {
                 let diag: Vec<Mat3A> = (0..15).map(|i| spd(i as f32 * 0.3) * scale).collect();
                 let off: Vec<Mat3A> = (0..14).map(|e| coupling(e as f32) * scale).collect();
                 let b: Vec<Vec3A> = (0..15).map(|i| Vec3A::splat(i as f32) * scale).collect();
