@@ -127,8 +127,8 @@ pub struct Scratch {
     /// Per row, its ends' unknowns (`n` for a fixed end), for conjugate
     /// gradients.
     ends: Vec<[u32; 2]>,
-    /// The masses conjugate gradients multiply by: a slot made fixed since
-    /// the layout as a unit mass.
+    /// The masses of the matrix conjugate gradients solve, and of its
+    /// Jacobi diagonal: a slot made fixed since the layout as a unit mass.
     unit_mass: Vec<f32>,
     dv: Vec<Vec3A>,
     r: Vec<Vec3A>,
@@ -234,6 +234,7 @@ pub fn solve_island(
         None => {
             let Scratch {
                 mass,
+                unit_mass,
                 blocks,
                 ends,
                 r,
@@ -242,12 +243,11 @@ pub fn solve_island(
             } = &mut *scratch;
             blocks.clear();
             ends.clear();
-            diag.clear();
             // A body made fixed since the layout: a unit row, as in `direct`.
-            diag.extend(
-                mass.iter()
-                    .map(|&m| Vec3A::splat(if m > 0.0 { m } else { 1.0 })),
-            );
+            unit_mass.clear();
+            unit_mass.extend(mass.iter().map(|&m| if m > 0.0 { m } else { 1.0 }));
+            diag.clear();
+            diag.extend(unit_mass.iter().map(|&m| Vec3A::splat(m)));
             let n = island.n;
             let finite = assemble(island, state, (mass, r), |_, (a, b), block| {
                 blocks.push(block);
@@ -390,7 +390,6 @@ fn direct(island: &Island, state: &State, symbolic: &Symbolic, scratch: &mut Scr
 /// masses are products, not divisions.
 fn conjugate_gradients(cg: Cg, scratch: &mut Scratch) -> Solved {
     let Scratch {
-        mass,
         unit_mass,
         blocks,
         ends,
@@ -402,7 +401,7 @@ fn conjugate_gradients(cg: Cg, scratch: &mut Scratch) -> Solved {
         diag,
         ..
     } = scratch;
-    let n = mass.len();
+    let n = unit_mass.len();
     for v in [&mut *dv, &mut *z] {
         v.clear();
         v.resize(n, Vec3A::ZERO);
@@ -415,13 +414,10 @@ fn conjugate_gradients(cg: Cg, scratch: &mut Scratch) -> Solved {
     if rhs == 0.0 {
         return Solved::Converged(0);
     }
-    // The preconditioner as a product; a body made fixed since the layout
-    // as a unit mass, as in `direct`.
+    // The preconditioner as a product.
     for d in diag.iter_mut() {
         *d = d.recip();
     }
-    unit_mass.clear();
-    unit_mass.extend(mass.iter().map(|&m| if m > 0.0 { m } else { 1.0 }));
     let mut rz = 0.0;
     for i in 0..n {
         z[i] = r[i] * diag[i];

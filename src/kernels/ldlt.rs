@@ -258,7 +258,7 @@ impl Symbolic {
     /// scratch. A chain does both in two sweeps: the forward substitution
     /// rides along the factorisation, whose pivots depend each on the last,
     /// and the diagonal along the back substitution. False if the
-    /// factorisation refuses (then `x` is not written).
+    /// factorisation refuses (then `x` holds no solution).
     pub fn factor_solve(
         &self,
         blocks: &mut [Mat3A],
@@ -266,46 +266,48 @@ impl Symbolic {
         x: &mut [Vec3A],
         (column, y): (&mut Vec<Mat3A>, &mut Vec<Vec3A>),
     ) -> bool {
-        if !self.chain {
-            if !self.factor(blocks, column) {
-                return false;
-            }
-            self.solve(blocks, b, x, y);
-            return true;
+        if self.chain {
+            return self.in_elimination_order(b, x, y, |y| factor_solve_chain(blocks, y));
         }
-        y.clear();
-        if self.in_order {
-            y.extend_from_slice(b);
-        } else {
-            y.extend(self.order.iter().map(|&v| b[v as usize]));
-        }
-        if !factor_solve_chain(blocks, y) {
+        if !self.factor(blocks, column) {
             return false;
         }
-        if self.in_order {
-            x.copy_from_slice(y);
-        } else {
-            for (p, &v) in self.order.iter().enumerate() {
-                x[v as usize] = y[p];
-            }
-        }
+        self.solve(blocks, b, x, y);
         true
     }
 
     /// Solves with a factor from [`factor`](Self::factor): `x` for the
     /// right-hand side `b` (both by unknown); `y` is scratch.
     pub fn solve(&self, blocks: &[Mat3A], b: &[Vec3A], x: &mut [Vec3A], y: &mut Vec<Vec3A>) {
+        self.in_elimination_order(b, x, y, |y| {
+            self.substitute(blocks, y);
+            true
+        });
+    }
+
+    /// Runs `solve` on `b` laid out in elimination order (in `x` itself
+    /// when that is the unknowns' own order, else in the scratch `y`) and
+    /// puts the result back in `x` by unknown; what `solve` returns.
+    fn in_elimination_order(
+        &self,
+        b: &[Vec3A],
+        x: &mut [Vec3A],
+        y: &mut Vec<Vec3A>,
+        solve: impl FnOnce(&mut [Vec3A]) -> bool,
+    ) -> bool {
         if self.in_order {
             x.copy_from_slice(b);
-            self.substitute(blocks, x);
-            return;
+            return solve(x);
         }
         y.clear();
         y.extend(self.order.iter().map(|&v| b[v as usize]));
-        self.substitute(blocks, y);
+        if !solve(y) {
+            return false;
+        }
         for (p, &v) in self.order.iter().enumerate() {
             x[v as usize] = y[p];
         }
+        true
     }
 
     /// `y ← (L·D·Lᵀ)⁻¹·y`, in elimination order.
