@@ -7,9 +7,12 @@
 //! rounds of interleaved timings, of: the implicit plugin step (solved
 //! directly, the default for a rope) over the substepped plugin step, and
 //! over a plain block-tridiagonal elimination; and the implicit plugin
-//! step forced to conjugate gradients over a plain conjugate-gradient
-//! loop. `-- 10` (a rope count) runs another size. `cargo test --benches`
-//! runs it once, small.
+//! step forced to conjugate gradients (with Jacobi's preconditioner) over
+//! a plain conjugate-gradient loop. Then a cloth like the `cloth`
+//! example's, 40×40 and 64×64: milliseconds per step with conjugate
+//! gradients preconditioned by multigrid (the default) and by Jacobi, and
+//! by the automatic substeps. `-- 10` (a rope count) runs another size.
+//! `cargo test --benches` runs it once, small.
 
 mod common;
 
@@ -244,12 +247,14 @@ impl Plain {
 /// A cloth of `size`×`size` bodies like the `cloth` example's (2.5 kg,
 /// 2 m square, structural, shear and bend springs, two corners fixed,
 /// level at the start so that it falls and swings), stepped implicitly
-/// with the example's settings or by automatic substeps.
-fn cloth_app(size: usize, implicit: bool) -> App {
+/// with the example's settings and `implicit`'s preconditioner, or (for
+/// `None`) by automatic substeps.
+fn cloth_app(size: usize, implicit: Option<ImplicitPreconditioner>) -> App {
     let mut app = bench_app(false);
     app.insert_resource(ImplicitSettings {
         max_iterations: 200,
         tolerance: 1e-3,
+        preconditioner: implicit.unwrap_or_default(),
         ..default()
     });
     let spacing = 2.0 / (size - 1) as f32;
@@ -266,7 +271,7 @@ fn cloth_app(size: usize, implicit: bool) -> App {
             };
             let mut e = world.spawn((body, Damping(0.05)));
             if (i, j) == (1, 1) {
-                if implicit {
+                if implicit.is_some() {
                     e.insert(ImplicitSprings);
                 } else {
                     e.insert(AutoSubsteps);
@@ -275,7 +280,11 @@ fn cloth_app(size: usize, implicit: bool) -> App {
             bodies.push(e.id());
         }
     }
+    // As stiff per length at every size: the example's 40×40 springs,
+    // scaled by (size − 1) / 39.
+    let finer = (size - 1) as f32 / 39.0;
     let mut join = |a: (usize, usize), b: (usize, usize), k: f32| {
+        let k = k * finer;
         let rest = spacing * ((a.0.abs_diff(b.0).pow(2) + a.1.abs_diff(b.1).pow(2)) as f32).sqrt();
         let (ea, eb) = (bodies[a.0 * size + a.1], bodies[b.0 * size + b.1]);
         world.spawn(Spring::new(ea, eb, rest, k).with_damping(0.02));
@@ -307,30 +316,47 @@ fn cloth_app(size: usize, implicit: bool) -> App {
     app
 }
 
-/// The cloth's cost: milliseconds per fixed step, implicit and by
-/// automatic substeps, interleaved.
+/// The cloth's cost: milliseconds per fixed step, implicit (conjugate
+/// gradients with each preconditioner) and by automatic substeps,
+/// interleaved.
 fn cloth(smoke: bool, size: usize) {
     let size = if smoke { 8 } else { size };
-    let (mut implicit, mut substeps) = (cloth_app(size, true), cloth_app(size, false));
+    let mut implicit = cloth_app(size, Some(ImplicitPreconditioner::Multigrid));
+    let mut jacobi = cloth_app(size, Some(ImplicitPreconditioner::Jacobi));
+    let mut substeps = cloth_app(size, None);
     let passes = {
         let world = substeps.world_mut();
         let mut islands = world.query::<&Island>();
         islands.iter(world).map(Island::substeps).max().unwrap_or(1)
     };
     let (rounds, steps) = if smoke { (1, 1) } else { (5, 10) };
-    let (mut i_ms, mut s_ms, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    let mut runs: [Vec<f64>; 5] = Default::default();
     for _ in 0..rounds {
         let i = time(steps, || implicit.world_mut().run_schedule(FixedMain));
         let s = time(steps, || substeps.world_mut().run_schedule(FixedMain));
-        i_ms.push(i * 1e3 / steps as f64);
-        s_ms.push(s * 1e3 / steps as f64);
-        ratio.push(i / s);
+        let j = time(steps, || jacobi.world_mut().run_schedule(FixedMain));
+        for (run, value) in runs.iter_mut().zip([
+            i * 1e3 / steps as f64,
+            j * 1e3 / steps as f64,
+            s * 1e3 / steps as f64,
+            i / s,
+            j / s,
+        ]) {
+            run.push(value);
+        }
     }
-    let [(i, i0, i1), (s, s0, s1), (r, r0, r1)] = [i_ms, s_ms, ratio].map(median);
+    let [
+        (i, i0, i1),
+        (j, j0, j1),
+        (s, s0, s1),
+        (r, r0, r1),
+        (q, q0, q1),
+    ] = runs.map(median);
     println!(
         "implicit/cloth {size}x{size}: median of {rounds} interleaved rounds of {steps} steps, one thread: \
-         implicit (conjugate gradients, tolerance 1e-3) {i:.2} ms ({i0:.2}–{i1:.2}); \
-         automatic substeps ({passes} passes) {s:.2} ms ({s0:.2}–{s1:.2}); ratio {r:.2}× ({r0:.2}–{r1:.2})"
+         implicit (conjugate gradients, tolerance 1e-3) with multigrid {i:.2} ms ({i0:.2}–{i1:.2}), \
+         with Jacobi {j:.2} ms ({j0:.2}–{j1:.2}); automatic substeps ({passes} passes) {s:.2} ms ({s0:.2}–{s1:.2}); \
+         multigrid / substeps {r:.2}× ({r0:.2}–{r1:.2}); Jacobi / substeps {q:.2}× ({q0:.2}–{q1:.2})"
     );
 }
 
@@ -346,8 +372,11 @@ fn main() {
     let links = if smoke { 10 } else { 100 };
     let mut direct = plugin_app(ropes, links, ImplicitSprings);
     let mut iterative = plugin_app(ropes, links, ImplicitSprings);
+    // The plain loop's algorithm: conjugate gradients with Jacobi's
+    // preconditioner.
     iterative.insert_resource(ImplicitSettings {
         solver: ImplicitSolver::ConjugateGradients,
+        preconditioner: ImplicitPreconditioner::Jacobi,
         ..default()
     });
     iterative.world_mut().run_schedule(FixedMain);

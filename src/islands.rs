@@ -52,8 +52,9 @@
 //! ```
 
 pub use crate::data::islands::{
-    AutoSubsteps, ImplicitSettings, ImplicitSolver, ImplicitSprings, IslandCommands, IslandSlept,
-    IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Substeps,
+    AutoSubsteps, ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
+    IslandCommands, IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping,
+    SleepingDisabled, Substeps,
 };
 pub use crate::data::requests::{Island, WakeCause};
 pub use crate::substep::SubstepBodies;

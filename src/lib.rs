@@ -116,9 +116,9 @@ pub use diagnostics::{PhysicsError, PhysicsIssue, PhysicsWarning};
 pub use forces::{AccumulatedForce, ConstantForce, Gravity};
 pub use interpolation::{DrawnPositions, PositionHistory, TransformSyncDisabled};
 pub use islands::{
-    AutoSubsteps, ImplicitSettings, ImplicitSolver, ImplicitSprings, Island, IslandCommands,
-    IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled,
-    SubstepBodies, Substeps, WakeCause,
+    AutoSubsteps, ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
+    Island, IslandCommands, IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold,
+    Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
 };
 pub use kernels::stability::SpringStability;
 pub use origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
@@ -136,13 +136,14 @@ pub mod prelude {
     pub use crate::{
         AccumulatedForce, AngleLimit, AutoSubsteps, Body, CollisionGroups, ConstantForce,
         ConstraintSettings, ContactMaterial, Damping, DistanceConstraint, DistanceLimit,
-        DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, Gravity, GroundPlane, ImplicitSettings,
-        ImplicitSolver, ImplicitSprings, InterpolationSystems, Island, IslandCommands, IslandSlept,
-        IslandWoke, OriginShifted, PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings,
-        PhysicsSnapshot, PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning,
-        PositionHistory, Radius, RestTime, ShiftWithOrigin, SleepSettings, SleepThreshold,
-        Sleeping, SleepingDisabled, Spring, SpringFrequency, SubstepBodies, SubstepSystems,
-        Substeps, TransformSyncDisabled, WakeCause, physics_checksum,
+        DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, Gravity, GroundPlane,
+        ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
+        InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke, OriginShifted,
+        PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep,
+        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius, RestTime,
+        ShiftWithOrigin, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring,
+        SpringFrequency, SubstepBodies, SubstepSystems, Substeps, TransformSyncDisabled, WakeCause,
+        physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

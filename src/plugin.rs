@@ -13,8 +13,9 @@ use crate::data::constraints::{
 use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
 use crate::data::forces::{AccumulatedForce, ConstantForce, Gravity};
 use crate::data::islands::{
-    AutoSubsteps, ImplicitSettings, ImplicitSolver, ImplicitSprings, IslandSlept, IslandWoke,
-    RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Substeps,
+    AutoSubsteps, ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
+    IslandSlept, IslandWoke, RestTime, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled,
+    Substeps,
 };
 use crate::data::issues::{PhysicsError, PhysicsIssue, PhysicsWarning};
 use crate::data::joins::{Spring, SpringFrequency};
@@ -105,6 +106,7 @@ impl Plugin for EulerPhysicsPlugin {
             .register_type::<ImplicitSprings>()
             .register_type::<ImplicitSettings>()
             .register_type::<ImplicitSolver>()
+            .register_type::<ImplicitPreconditioner>()
             .register_type::<Island>()
             .register_type::<RestTime>()
             .register_type::<Sleeping>()

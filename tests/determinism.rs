@@ -1,4 +1,5 @@
-//! Bit-identical reruns, whatever the thread count.
+//! Bit-identical reruns, whatever the thread count: ropes (explicit,
+//! substepped and implicit), a pile of balls, and an implicit cloth.
 //!
 //! The task pools are global to a process, so each thread count runs in a
 //! child process: this binary runs itself with `--ignored --exact
@@ -58,6 +59,59 @@ fn scene(app: &mut App, ropes: usize, links: usize) -> Vec<Entity> {
         }
     }
     firsts
+}
+
+/// Marks the bodies of [`cloth`].
+#[derive(Component)]
+struct ClothPart;
+
+/// A cloth of 12×12 bodies with implicit springs (structural, shear and
+/// bend) hanging from two corners beside the ropes: an island solved by
+/// conjugate gradients with the multigrid preconditioner.
+fn cloth(app: &mut App) {
+    let world = app.world_mut();
+    let (side, spacing) = (12, 0.1);
+    let mut bodies = Vec::new();
+    for i in 0..side {
+        for j in 0..side {
+            let at = Vec3::new(-10.0 + spacing * j as f32, 0.0, spacing * i as f32);
+            let body = if i == 0 && (j == 0 || j == side - 1) {
+                Body::fixed(at)
+            } else {
+                Body::new(0.01).with_position(at)
+            };
+            let mut e = world.spawn((body, ClothPart));
+            if (i, j) == (1, 1) {
+                e.insert(ImplicitSprings);
+            }
+            bodies.push(e.id());
+        }
+    }
+    let mut join = |a: (usize, usize), b: (usize, usize), k: f32| {
+        let rest = spacing * ((a.0.abs_diff(b.0).pow(2) + a.1.abs_diff(b.1).pow(2)) as f32).sqrt();
+        let (ea, eb) = (bodies[a.0 * side + a.1], bodies[b.0 * side + b.1]);
+        world.spawn(Spring::new(ea, eb, rest, k).with_damping(0.02));
+    };
+    for i in 0..side {
+        for j in 0..side {
+            if j + 1 < side {
+                join((i, j), (i, j + 1), 2000.0);
+            }
+            if i + 1 < side {
+                join((i, j), (i + 1, j), 2000.0);
+            }
+            if i + 1 < side && j + 1 < side {
+                join((i, j), (i + 1, j + 1), 1000.0);
+                join((i, j + 1), (i + 1, j), 1000.0);
+            }
+            if j + 2 < side {
+                join((i, j), (i, j + 2), 200.0);
+            }
+            if i + 2 < side {
+                join((i, j), (i + 2, j), 200.0);
+            }
+        }
+    }
 }
 
 /// A pile: 2 000 balls poured into a box beside the ropes, touching each
@@ -138,6 +192,7 @@ fn run(parallel_threshold: usize, scheduled: bool) -> u64 {
     }
     let firsts = scene(&mut app, 20, 60);
     pile(&mut app);
+    cloth(&mut app);
     for frame in 0..150 {
         if frame == 40 {
             for &e in firsts.iter().skip(3).step_by(4) {
@@ -151,7 +206,7 @@ fn run(parallel_threshold: usize, scheduled: bool) -> u64 {
     }
     let world = app.world_mut();
     let asleep = world
-        .query_filtered::<&Sleeping, Without<Radius>>()
+        .query_filtered::<&Sleeping, (Without<Radius>, Without<ClothPart>)>()
         .iter(world)
         .count();
     // Ropes 7, 11, 15, 19 asleep (rope 3 was woken): 4 × 60 bodies.

@@ -8,6 +8,24 @@ use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 use common::*;
 
+/// The solves each physical test runs with: the default (directly for a
+/// pair or a rope), and conjugate gradients preconditioned by multigrid
+/// and by Jacobi.
+fn solvers() -> [ImplicitSettings; 3] {
+    [
+        ImplicitSettings::default(),
+        ImplicitSettings {
+            solver: ImplicitSolver::ConjugateGradients,
+            ..default()
+        },
+        ImplicitSettings {
+            solver: ImplicitSolver::ConjugateGradients,
+            preconditioner: ImplicitPreconditioner::Jacobi,
+            ..default()
+        },
+    ]
+}
+
 /// The kinetic and spring energy of a pair `a`–`b` joined by `spring`.
 fn pair_energy(app: &App, a: Entity, b: Entity, k: f32, rest: f32) -> f64 {
     let (ba, bb) = (body(app, a), body(app, b));
@@ -23,18 +41,15 @@ fn pair_energy(app: &App, a: Entity, b: Entity, k: f32, rest: f32) -> f64 {
 /// length. The same pair stepped explicitly blows up within 20 steps.
 #[test]
 fn a_very_stiff_pair_is_stable_at_one_pass() {
-    for solver in [ImplicitSolver::Auto, ImplicitSolver::ConjugateGradients] {
+    for solver in solvers() {
         stiff_pair(solver);
     }
 }
 
-fn stiff_pair(solver: ImplicitSolver) {
+fn stiff_pair(solver: ImplicitSettings) {
     let run = |implicit: bool, steps: usize| {
         let mut app = app();
-        app.insert_resource(ImplicitSettings {
-            solver,
-            ..default()
-        });
+        app.insert_resource(solver);
         set_gravity(&mut app, Vec3::ZERO);
         let a = spawn(
             &mut app,
@@ -85,20 +100,17 @@ fn stiff_pair(solver: ImplicitSolver) {
 /// positions 5 m down, within the two `f32` steps of those positions);
 /// and each body as far below its unstretched place as the springs above
 /// it stretch in all, within 1 %. Solved directly (a rope's default) and by
-/// conjugate gradients.
+/// conjugate gradients (with each preconditioner).
 #[test]
 fn a_stiff_rope_hangs_at_its_static_stretch() {
-    for solver in [ImplicitSolver::Auto, ImplicitSolver::ConjugateGradients] {
+    for solver in solvers() {
         hangs_at_static_stretch(solver);
     }
 }
 
-fn hangs_at_static_stretch(solver: ImplicitSolver) {
+fn hangs_at_static_stretch(solver: ImplicitSettings) {
     let mut app = app();
-    app.insert_resource(ImplicitSettings {
-        solver,
-        ..default()
-    });
+    app.insert_resource(solver);
     let (m, k, rest, n) = (0.1f32, 1e5f32, 0.1f32, 50);
     let g = 9.81f32;
     app.insert_resource(Gravity(Vec3::new(0.0, -g, 0.0)));
@@ -278,16 +290,26 @@ fn contained(app: &App, good: &[Entity], bad: Entity) {
 }
 
 /// Bad input in an implicit island, and conjugate gradients capped at one
-/// iteration: nothing panics, no NaN reaches the good bodies, and the
-/// capped island is reported once.
+/// iteration (with either preconditioner): nothing panics, no NaN reaches
+/// the good bodies, and the capped island is reported once.
 #[test]
 fn bad_input_in_an_implicit_island_is_contained() {
+    for preconditioner in [
+        ImplicitPreconditioner::Multigrid,
+        ImplicitPreconditioner::Jacobi,
+    ] {
+        capped_with_bad_input(preconditioner);
+    }
+}
+
+fn capped_with_bad_input(preconditioner: ImplicitPreconditioner) {
     let mut app = app();
     let Bad { good, chain, bad } = bad_scene(&mut app);
     app.insert_resource(ImplicitSettings {
         max_iterations: 1,
         tolerance: 1e-9,
         solver: ImplicitSolver::ConjugateGradients,
+        preconditioner,
     });
     step(&mut app, 200);
     contained(&app, &good, bad);
@@ -299,7 +321,7 @@ fn bad_input_in_an_implicit_island_is_contained() {
     assert_eq!(
         capped,
         [chain[1]],
-        "the capped rope, once: {:?}",
+        "{preconditioner:?}: the capped rope, once: {:?}",
         warnings(&app)
     );
     let again = warnings(&app).len();
@@ -348,6 +370,7 @@ fn a_body_made_fixed_mid_run_is_an_anchor_for_both_solvers() {
             solver,
             max_iterations: 5000,
             tolerance: 1e-7,
+            ..default()
         });
         let chain = rope(&mut app, 0.0, 20, 1e4, true);
         step(&mut app, 60);

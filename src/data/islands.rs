@@ -124,6 +124,44 @@ pub struct ImplicitSettings {
     /// Direct, iterative, or chosen per island (default
     /// [`ImplicitSolver::Auto`]).
     pub solver: ImplicitSolver,
+    /// What conjugate gradients are preconditioned with (default
+    /// [`ImplicitPreconditioner::Multigrid`]).
+    pub preconditioner: ImplicitPreconditioner,
+}
+
+/// What conjugate gradients are preconditioned with
+/// ([`ImplicitSettings::preconditioner`]).
+///
+/// Jacobi's preconditioner (each unknown scaled by its diagonal) costs
+/// nothing to set up and one product per iteration, but leaves the
+/// system's conditioning as it is: a cloth needs more iterations the more
+/// bodies it has and the stiffer its springs (a 64×64 cloth of stiff
+/// springs reached the cap of 200 per pass). Multigrid groups the island's
+/// bodies into aggregates along its stiffest springs, level below level,
+/// once per layout, and applies one V-cycle per iteration (about three
+/// times an iteration's own work): the iterations stay few as the cloth
+/// grows.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // Jacobi's preconditioner, for small islands solved iteratively.
+/// let settings = ImplicitSettings {
+///     preconditioner: ImplicitPreconditioner::Jacobi,
+///     ..default()
+/// };
+/// # App::new().insert_resource(settings);
+/// ```
+#[derive(Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[reflect(Default, Debug, PartialEq, Clone)]
+pub enum ImplicitPreconditioner {
+    /// Aggregation multigrid: one V-cycle per iteration, block-Jacobi
+    /// sweeps on each level and an exact solve of the coarsest.
+    #[default]
+    Multigrid,
+    /// Each unknown scaled by its diagonal.
+    Jacobi,
 }
 
 /// How an implicit island's linear system is solved
@@ -189,6 +227,7 @@ impl ImplicitSettings {
                 ImplicitSolver::Direct => Method::Direct,
                 ImplicitSolver::ConjugateGradients => Method::ConjugateGradients,
             },
+            multigrid: self.preconditioner == ImplicitPreconditioner::Multigrid,
         }
     }
 }
@@ -199,6 +238,7 @@ impl Default for ImplicitSettings {
             max_iterations: 100,
             tolerance: 1e-5,
             solver: ImplicitSolver::Auto,
+            preconditioner: ImplicitPreconditioner::Multigrid,
         }
     }
 }

@@ -17,15 +17,17 @@
 //! positive definite. The system is solved directly, by a sparse block
 //! `LDLᵀ` factorisation ([`ldlt`](crate::kernels::ldlt)) whose structure
 //! is found once per layout, when that factor is cheap (chains, trees,
-//! small meshes), and otherwise by conjugate gradients with a Jacobi
-//! preconditioner, matrix-free, over the island's rows in row order and
-//! its bodies in slot order ([`Method`]). Both run in a fixed order, so
+//! small meshes), and otherwise by conjugate gradients, matrix-free, over
+//! the island's rows in row order and its bodies in slot order
+//! ([`Method`]), preconditioned by aggregation multigrid
+//! ([`multigrid`](crate::kernels::multigrid)) or by Jacobi. Both run in a fixed order, so
 //! the result does not depend on threads. Fixed bodies are boundary
 //! conditions (their `Δv` is zero; their velocities enter `∂f/∂x·v`).
 
 use bevy::math::{Mat3A, Vec3A};
 
 use crate::kernels::ldlt::{Symbolic, analyse};
+use crate::kernels::multigrid::{Hierarchy, Numeric};
 use crate::kernels::springs::SpringRow;
 
 /// How an island's system is solved.
@@ -59,6 +61,9 @@ pub struct Cg {
     pub tolerance: f32,
     /// Direct, iterative, or chosen per island.
     pub method: Method,
+    /// Conjugate gradients precondition with aggregation multigrid
+    /// ([`multigrid`](crate::kernels::multigrid)) rather than Jacobi.
+    pub multigrid: bool,
 }
 
 /// How a solve ended.
@@ -89,18 +94,27 @@ impl Solved {
 }
 
 /// How one island is solved, found once per layout: the structure of its
-/// factor, or conjugate gradients.
+/// factor, or conjugate gradients (with the levels of their multigrid
+/// preconditioner, if any).
 #[derive(Debug, Clone)]
 pub enum Plan {
     Direct(Symbolic),
-    ConjugateGradients,
+    ConjugateGradients(Option<Box<Hierarchy>>),
 }
 
-/// The plan for `island` under `method`: its springs between two of its
-/// dynamic bodies couple their unknowns.
-pub fn plan(island: &Island, method: Method) -> Plan {
-    let budget = match method {
-        Method::ConjugateGradients => return Plan::ConjugateGradients,
+/// The plan for `island` under `cg`'s method and preconditioner: its
+/// springs between two of its dynamic bodies couple their unknowns.
+pub fn plan(island: &Island, cg: Cg) -> Plan {
+    let iterative = || {
+        Plan::ConjugateGradients(
+            cg.multigrid
+                .then(|| hierarchy(island))
+                .flatten()
+                .map(Box::new),
+        )
+    };
+    let budget = match cg.method {
+        Method::ConjugateGradients => return iterative(),
         Method::Direct => usize::MAX,
         Method::Auto => DIRECT_BUDGET * (island.n + island.rows.len()),
     };
@@ -114,7 +128,27 @@ pub fn plan(island: &Island, method: Method) -> Plan {
             (None, None) => (0, 0),
         })
         .collect();
-    analyse(island.n, &edges, budget).map_or(Plan::ConjugateGradients, Plan::Direct)
+    analyse(island.n, &edges, budget).map_or_else(iterative, Plan::Direct)
+}
+
+/// The multigrid levels of an island, with its springs' stiffness as the
+/// strength of their coupling; each row's ends as conjugate gradients
+/// number them (see [`row_ends`]).
+fn hierarchy(island: &Island) -> Option<Hierarchy> {
+    let ends: Vec<[u32; 2]> = island
+        .rows
+        .iter()
+        .map(|row| row_ends(island, (island.local(row.a), island.local(row.b))))
+        .collect();
+    let weight: Vec<f32> = island.rows.iter().map(|row| row.k.max(0.0)).collect();
+    Hierarchy::build(island.n, &ends, &weight, DIRECT_BUDGET)
+}
+
+/// A row's ends as unknowns of conjugate gradients: a fixed end is the
+/// extra unknown `n`, whose vectors stay zero.
+#[inline]
+fn row_ends(island: &Island, (a, b): (Option<usize>, Option<usize>)) -> [u32; 2] {
+    [a, b].map(|i| i.unwrap_or(island.n) as u32)
 }
 
 /// Reusable buffers of a solve, per island.
@@ -138,6 +172,7 @@ pub struct Scratch {
     diag: Vec<Vec3A>,
     factor: Vec<Mat3A>,
     column: Vec<Mat3A>,
+    multigrid: Numeric,
 }
 
 /// One island: its dynamic slots `base..base + n` and its springs.
@@ -220,9 +255,9 @@ pub fn solve_island(
     scratch: &mut Scratch,
     springs: &mut [Vec3A],
 ) -> Solved {
-    let direct_plan = match plan {
-        Plan::Direct(symbolic) => Some(symbolic),
-        Plan::ConjugateGradients => None,
+    let (direct_plan, levels) = match plan {
+        Plan::Direct(symbolic) => (Some(symbolic), None),
+        Plan::ConjugateGradients(levels) => (None, levels.as_deref()),
     };
     scratch.mass.clear();
     scratch.mass.extend((0..island.n).map(|i| {
@@ -239,6 +274,7 @@ pub fn solve_island(
                 ends,
                 r,
                 diag,
+                multigrid,
                 ..
             } = &mut *scratch;
             blocks.clear();
@@ -248,13 +284,12 @@ pub fn solve_island(
             unit_mass.extend(mass.iter().map(|&m| if m > 0.0 { m } else { 1.0 }));
             diag.clear();
             diag.extend(unit_mass.iter().map(|&m| Vec3A::splat(m)));
-            let n = island.n;
             let finite = assemble(island, state, (mass, r), |_, (a, b), block| {
                 blocks.push(block);
                 // A fixed end (and one made fixed since the layout) is
                 // unknown `n`, whose `p` is always zero.
                 let [a, b] = [a, b].map(|i| i.filter(|&i| mass[i] > 0.0));
-                ends.push([a, b].map(|i| i.unwrap_or(n) as u32));
+                ends.push(row_ends(island, (a, b)));
                 let d = Vec3A::new(block.x_axis.x, block.y_axis.y, block.z_axis.z);
                 for i in [a, b].into_iter().flatten() {
                     diag[i] += d;
@@ -269,7 +304,12 @@ pub fn solve_island(
             // reciprocals are finite.
             let normal = |d: &Vec3A| d.is_finite() && d.min_element() >= f32::MIN_POSITIVE;
             if finite && diag.iter().all(normal) {
-                conjugate_gradients(cg, scratch)
+                // The levels were found for the layout's fixed bodies: a
+                // body made fixed since takes Jacobi's preconditioner.
+                let levels = levels.filter(|_| mass.iter().all(|&m| m > 0.0));
+                let system = (&unit_mass[..], &blocks[..], &ends[..]);
+                let levels = levels.filter(|levels| multigrid.setup(levels, system));
+                conjugate_gradients(cg, levels, scratch)
             } else {
                 Solved::Failed
             }
@@ -381,14 +421,16 @@ fn direct(island: &Island, state: &State, symbolic: &Symbolic, scratch: &mut Scr
     }
 }
 
-/// Conjugate gradients with the Jacobi preconditioner, from `Δv = 0`.
+/// Conjugate gradients from `Δv = 0`, preconditioned by a multigrid
+/// V-cycle on `levels` (set up for this solve), else (or from the
+/// iteration where a V-cycle gives no positive `r·z`) by Jacobi.
 ///
 /// The vectors `p` and `q` carry one unknown more than the island, `n`,
 /// where a fixed end of a row points: `p[n]` stays zero, so each row's
 /// product reads and writes both ends without a test (the ends are found
 /// once per solve, not once per iteration). The preconditioner and the
 /// masses are products, not divisions.
-fn conjugate_gradients(cg: Cg, scratch: &mut Scratch) -> Solved {
+fn conjugate_gradients(cg: Cg, levels: Option<&Hierarchy>, scratch: &mut Scratch) -> Solved {
     let Scratch {
         unit_mass,
         blocks,
@@ -399,6 +441,7 @@ fn conjugate_gradients(cg: Cg, scratch: &mut Scratch) -> Solved {
         p,
         q,
         diag,
+        multigrid,
         ..
     } = scratch;
     let n = unit_mass.len();
@@ -414,14 +457,28 @@ fn conjugate_gradients(cg: Cg, scratch: &mut Scratch) -> Solved {
     if rhs == 0.0 {
         return Solved::Converged(0);
     }
-    // The preconditioner as a product.
+    // Jacobi's preconditioner as a product.
     for d in diag.iter_mut() {
         *d = d.recip();
     }
-    let mut rz = 0.0;
-    for i in 0..n {
-        z[i] = r[i] * diag[i];
-        rz += r[i].dot(z[i]);
+    // `z = B·r`, and `r·z`.
+    let mut precondition = |levels: Option<&Hierarchy>, r: &[Vec3A], z: &mut [Vec3A]| {
+        match levels {
+            Some(levels) => multigrid.apply(levels, (unit_mass, blocks, ends), r, z),
+            None => {
+                for i in 0..n {
+                    z[i] = r[i] * diag[i];
+                }
+            }
+        }
+        dot(r, z)
+    };
+    let usable = |rz: f32| rz.is_finite() && rz > 0.0;
+    let mut levels = levels;
+    let mut rz = precondition(levels, r, z);
+    if !usable(rz) && levels.is_some() {
+        levels = None;
+        rz = precondition(levels, r, z);
     }
     p[..n].copy_from_slice(z);
     for iteration in 0..cg.max_iterations {
@@ -442,11 +499,16 @@ fn conjugate_gradients(cg: Cg, scratch: &mut Scratch) -> Solved {
         if residual <= cg.tolerance * rhs {
             return Solved::Converged(iteration + 1);
         }
-        for i in 0..n {
-            z[i] = r[i] * diag[i];
+        let mut rz_next = precondition(levels, r, z);
+        let mut beta = rz_next / rz;
+        // A V-cycle that breaks down (rounding in a badly conditioned
+        // coarsest factor) hands over to Jacobi, the directions restarted
+        // from this residual.
+        if !usable(rz_next) && levels.is_some() {
+            levels = None;
+            rz_next = precondition(levels, r, z);
+            beta = 0.0;
         }
-        let rz_next = dot(r, z);
-        let beta = rz_next / rz;
         rz = rz_next;
         for i in 0..n {
             p[i] = z[i] + beta * p[i];
@@ -528,12 +590,14 @@ mod tests {
         max_iterations: 100,
         tolerance: 1e-6,
         method: Method::ConjugateGradients,
+        multigrid: false,
     };
 
     /// Solves an island of `inv_mass.len()` slots whose fixed slots (inverse
     /// mass 0) come last, with gravity `g`, by `cg`'s method (and checks
-    /// that the other method gives the same velocity changes when both
-    /// solve).
+    /// that the other methods, conjugate gradients with either
+    /// preconditioner and the direct solve, give the same velocity changes
+    /// when they solve).
     fn solve(
         rows: &[SpringRow],
         pos: &[Vec3A],
@@ -542,7 +606,7 @@ mod tests {
         (g, h): (Vec3A, f32),
         cg: Cg,
     ) -> (Solved, Vec<Vec3A>) {
-        let run = |method: Method| {
+        let run = |method: Method, multigrid: bool| {
             let n = inv_mass.iter().filter(|&&w| w > 0.0).count();
             let mut springs = vec![Vec3A::ZERO; pos.len()];
             let state = State {
@@ -556,8 +620,12 @@ mod tests {
             };
             let island = Island { base: 0, n, rows };
             let mut scratch = Scratch::default();
-            let cg = Cg { method, ..cg };
-            let plan = plan(&island, method);
+            let cg = Cg {
+                method,
+                multigrid,
+                ..cg
+            };
+            let plan = plan(&island, cg);
             let solved = solve_island(
                 &island,
                 &state,
@@ -567,16 +635,18 @@ mod tests {
             );
             (solved, scratch.dv().to_vec())
         };
-        let (solved, dv) = run(cg.method);
-        let other = match cg.method {
-            Method::ConjugateGradients => Method::Direct,
-            _ => Method::ConjugateGradients,
-        };
-        let (also, dv_also) = run(other);
-        if solved.is_ok() && also.is_ok() {
-            for (a, b) in dv.iter().zip(&dv_also) {
-                let scale = a.length().max(b.length()).max(1e-3);
-                assert!((*a - *b).length() <= 1e-3 * scale, "{a} against {b}");
+        let (solved, dv) = run(cg.method, cg.multigrid);
+        for (method, multigrid) in [
+            (Method::Direct, false),
+            (Method::ConjugateGradients, false),
+            (Method::ConjugateGradients, true),
+        ] {
+            let (also, dv_also) = run(method, multigrid);
+            if solved.is_ok() && also.is_ok() {
+                for (a, b) in dv.iter().zip(&dv_also) {
+                    let scale = a.length().max(b.length()).max(1e-3);
+                    assert!((*a - *b).length() <= 1e-3 * scale, "{a} against {b}");
+                }
             }
         }
         (solved, dv)
@@ -655,6 +725,101 @@ mod tests {
         for dv in dv {
             assert!(dv.length() < 1e-3, "{dv}");
         }
+    }
+
+    /// A stiff cloth of `side × side` bodies (structural, shear and bend
+    /// springs, the stiffness of the cloth example at 40×40), hanging from its two
+    /// top corners, stretched 5 % and rippled across: its rows, positions
+    /// and inverse masses, the corners last.
+    fn cloth(side: usize) -> (Vec<SpringRow>, Vec<Vec3A>, Vec<f32>) {
+        let spacing = 2.0 / (side - 1) as f32;
+        let corner = |i: usize, j: usize| i == 0 && (j == 0 || j == side - 1);
+        let mut slot = vec![0u32; side * side];
+        let mut next = 0;
+        for pinned in [false, true] {
+            for i in 0..side {
+                for j in 0..side {
+                    if corner(i, j) == pinned {
+                        slot[i * side + j] = next;
+                        next += 1;
+                    }
+                }
+            }
+        }
+        let (mut pos, mut inv_mass) = (vec![Vec3A::ZERO; side * side], vec![0.0; side * side]);
+        for i in 0..side {
+            for j in 0..side {
+                let s = slot[i * side + j] as usize;
+                let ripple = 0.05 * spacing * ((i * 7 + j * 3) % 5) as f32;
+                pos[s] =
+                    Vec3A::new(j as f32, -(i as f32), 0.0) * spacing * 1.05 + Vec3A::Z * ripple;
+                inv_mass[s] = if corner(i, j) {
+                    0.0
+                } else {
+                    (side * side) as f32 / 2.5
+                };
+            }
+        }
+        let mut rows = Vec::new();
+        for i in 0..side {
+            for j in 0..side {
+                let mut join = |(di, dj): (usize, usize), k: f32| {
+                    let (a, b) = (i * side + j, (i + di) * side + j + dj);
+                    let rest = spacing * ((di * di + dj * dj) as f32).sqrt();
+                    rows.push(SpringRow {
+                        a: slot[a],
+                        b: slot[b],
+                        rest,
+                        k,
+                        c: 0.02,
+                    });
+                };
+                if j + 1 < side {
+                    join((0, 1), 2000.0);
+                }
+                if i + 1 < side {
+                    join((1, 0), 2000.0);
+                }
+                if i + 1 < side && j + 1 < side {
+                    join((1, 1), 1000.0);
+                }
+                if j + 2 < side {
+                    join((0, 2), 200.0);
+                }
+                if i + 2 < side {
+                    join((2, 0), 200.0);
+                }
+            }
+        }
+        (rows, pos, inv_mass)
+    }
+
+    /// Conjugate gradients on a stiff cloth converge with either
+    /// preconditioner to the direct solve's answer (`solve` compares
+    /// them), and multigrid needs at most a quarter of Jacobi's
+    /// iterations.
+    #[test]
+    fn multigrid_cuts_a_cloths_iterations() {
+        let (rows, pos, inv_mass) = cloth(24);
+        let vel = vec![Vec3A::ZERO; pos.len()];
+        let cg = Cg {
+            max_iterations: 2000,
+            tolerance: 1e-5,
+            ..CG
+        };
+        let step = (Vec3A::new(0.0, -9.81, 0.0), 1.0 / 64.0);
+        let mut iterations = [0; 2];
+        for (multigrid, count) in [false, true].into_iter().zip(&mut iterations) {
+            let cg = Cg { multigrid, ..cg };
+            let (solved, dv) = solve(&rows, &pos, &vel, &inv_mass, step, cg);
+            let Solved::Converged(used) = solved else {
+                panic!("{solved:?} with multigrid {multigrid}");
+            };
+            assert!(dv.iter().all(|dv| dv.is_finite()));
+            *count = used;
+        }
+        let [jacobi, multigrid] = iterations;
+        assert!(multigrid * 4 <= jacobi, "{multigrid} against {jacobi}");
     }
 
     /// Coincident ends (no direction) and a spring between two fixed
@@ -736,6 +901,7 @@ mod tests {
             max_iterations: 1,
             tolerance: 1e-9,
             method: Method::ConjugateGradients,
+            multigrid: false,
         };
         let (solved, dv) = solve(
             &rows,

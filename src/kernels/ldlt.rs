@@ -426,7 +426,7 @@ fn substitute_chain(inverses: &[Mat3A], lower: &[Mat3A], y: &mut [Vec3A]) {
 /// The inverse of a symmetric block whose leading minors are all positive
 /// and whose determinant is finite; `None` otherwise.
 #[inline]
-fn invert_positive(m: Mat3A) -> Option<Mat3A> {
+pub fn invert_positive(m: Mat3A) -> Option<Mat3A> {
     inverse_parts(m).map(|(adjugate, scale)| adjugate * scale)
 }
 

@@ -11,6 +11,7 @@ pub mod constraints;
 pub mod implicit;
 pub mod integrate;
 pub mod ldlt;
+pub mod multigrid;
 pub mod origin;
 pub mod parts;
 pub mod springs;

@@ -88,7 +88,7 @@ pub(crate) struct Group {
     /// conjugate gradients) and the method they were made for; made at the
     /// first pass after the layout.
     pub plans: Vec<crate::kernels::implicit::Plan>,
-    pub planned: Option<crate::kernels::implicit::Method>,
+    pub planned: Option<(crate::kernels::implicit::Method, bool)>,
 }
 
 /// One island, as the last rebuild found it.

@@ -273,10 +273,11 @@ impl Pass {
     }
 
     /// Makes each island's plan of this implicit group, once per layout
-    /// (and again if the method changes).
+    /// (and again if the method or the preconditioner changes).
     fn plan_islands(&self, solver: &mut SolverState) {
         let group = &mut solver.groups[self.group];
-        if group.planned == Some(self.cg.method) && group.plans.len() == group.islands.len() {
+        let key = (self.cg.method, self.cg.multigrid);
+        if group.planned == Some(key) && group.plans.len() == group.islands.len() {
             return;
         }
         group.plans = group
@@ -288,10 +289,10 @@ impl Pass {
                     n: span.slots.len(),
                     rows: &solver.springs[span.rows.clone()],
                 };
-                plan(&island, self.cg.method)
+                plan(&island, self.cg)
             })
             .collect();
-        group.planned = Some(self.cg.method);
+        group.planned = Some(key);
     }
 
     /// Clears the forces the kick took, in this group's slots.
