@@ -172,8 +172,11 @@ pub enum ImplicitPreconditioner {
 /// 0.41–0.53× their 18 automatic substeps); its cost grows with the fill
 /// of the factor,
 /// which for a square cloth of `n` bodies grows faster than `n`.
-/// Conjugate gradients cost a fixed amount per iteration, and need more
-/// iterations as islands grow longer and stiffer.
+/// Conjugate gradients cost a fixed amount per iteration; with Jacobi's
+/// preconditioner they need more iterations as islands grow longer and
+/// stiffer, with multigrid (the default, see [`ImplicitPreconditioner`])
+/// few more (a 64×64 cloth of stiff springs: about 14 a pass, against
+/// Jacobi's cap of 200).
 ///
 /// ```
 /// use bevy::prelude::*;
