@@ -26,7 +26,7 @@
 
 use bevy::math::{Mat3A, Vec3A};
 
-use crate::kernels::ldlt::{Symbolic, analyse};
+use crate::kernels::ldlt::{Symbolic, analyse, spring_edges};
 use crate::kernels::multigrid::{Hierarchy, Numeric};
 use crate::kernels::springs::SpringRow;
 
@@ -105,10 +105,15 @@ pub enum Plan {
 /// The plan for `island` under `cg`'s method and preconditioner: its
 /// springs between two of its dynamic bodies couple their unknowns.
 pub fn plan(island: &Island, cg: Cg) -> Plan {
+    let ends: Vec<[u32; 2]> = island
+        .rows
+        .iter()
+        .map(|row| row_ends(island, (island.local(row.a), island.local(row.b))))
+        .collect();
     let iterative = || {
         Plan::ConjugateGradients(
             cg.multigrid
-                .then(|| hierarchy(island))
+                .then(|| hierarchy(island, &ends))
                 .flatten()
                 .map(Box::new),
         )
@@ -118,30 +123,15 @@ pub fn plan(island: &Island, cg: Cg) -> Plan {
         Method::Direct => usize::MAX,
         Method::Auto => DIRECT_BUDGET * (island.n + island.rows.len()),
     };
-    let local = |slot: u32| island.local(slot);
-    let edges: Vec<(u32, u32)> = island
-        .rows
-        .iter()
-        .map(|row| match (local(row.a), local(row.b)) {
-            (Some(a), Some(b)) => (a as u32, b as u32),
-            (Some(i), None) | (None, Some(i)) => (i as u32, i as u32),
-            (None, None) => (0, 0),
-        })
-        .collect();
-    analyse(island.n, &edges, budget).map_or_else(iterative, Plan::Direct)
+    analyse(island.n, &spring_edges(island.n, &ends), budget).map_or_else(iterative, Plan::Direct)
 }
 
-/// The multigrid levels of an island, with its springs' stiffness as the
-/// strength of their coupling; each row's ends as conjugate gradients
-/// number them (see [`row_ends`]).
-fn hierarchy(island: &Island) -> Option<Hierarchy> {
-    let ends: Vec<[u32; 2]> = island
-        .rows
-        .iter()
-        .map(|row| row_ends(island, (island.local(row.a), island.local(row.b))))
-        .collect();
+/// The multigrid levels of an island whose rows join `ends` (as
+/// conjugate gradients number them, see [`row_ends`]), with its springs'
+/// stiffness as the strength of their coupling.
+fn hierarchy(island: &Island, ends: &[[u32; 2]]) -> Option<Hierarchy> {
     let weight: Vec<f32> = island.rows.iter().map(|row| row.k.max(0.0)).collect();
-    Hierarchy::build(island.n, &ends, &weight, DIRECT_BUDGET)
+    Hierarchy::build(island.n, ends, &weight, DIRECT_BUDGET)
 }
 
 /// A row's ends as unknowns of conjugate gradients: a fixed end is the
@@ -461,25 +451,27 @@ fn conjugate_gradients(cg: Cg, levels: Option<&Hierarchy>, scratch: &mut Scratch
     for d in diag.iter_mut() {
         *d = d.recip();
     }
-    // `z = B·r`, and `r·z`.
-    let mut precondition = |levels: Option<&Hierarchy>, r: &[Vec3A], z: &mut [Vec3A]| {
-        match levels {
-            Some(levels) => multigrid.apply(levels, (unit_mass, blocks, ends), r, z),
-            None => {
-                for i in 0..n {
-                    z[i] = r[i] * diag[i];
-                }
-            }
-        }
-        dot(r, z)
-    };
-    let usable = |rz: f32| rz.is_finite() && rz > 0.0;
+    // `z = B·r`, and `r·z`. A V-cycle that gives no positive `r·z`
+    // (rounding in a badly conditioned coarsest factor) hands over to
+    // Jacobi for the rest of the solve: then also true, for the directions
+    // to restart from this residual.
     let mut levels = levels;
-    let mut rz = precondition(levels, r, z);
-    if !usable(rz) && levels.is_some() {
-        levels = None;
-        rz = precondition(levels, r, z);
-    }
+    let mut precondition = |r: &[Vec3A], z: &mut [Vec3A]| {
+        let restart = levels.is_some();
+        if let Some(hierarchy) = levels {
+            multigrid.apply(hierarchy, (unit_mass, blocks, ends), r, z);
+            let rz = dot(r, z);
+            if rz.is_finite() && rz > 0.0 {
+                return (rz, false);
+            }
+            levels = None;
+        }
+        for i in 0..n {
+            z[i] = r[i] * diag[i];
+        }
+        (dot(r, z), restart)
+    };
+    let (mut rz, _) = precondition(r, z);
     p[..n].copy_from_slice(z);
     for iteration in 0..cg.max_iterations {
         multiply((unit_mass, blocks, ends), p, q);
@@ -499,16 +491,8 @@ fn conjugate_gradients(cg: Cg, levels: Option<&Hierarchy>, scratch: &mut Scratch
         if residual <= cg.tolerance * rhs {
             return Solved::Converged(iteration + 1);
         }
-        let mut rz_next = precondition(levels, r, z);
-        let mut beta = rz_next / rz;
-        // A V-cycle that breaks down (rounding in a badly conditioned
-        // coarsest factor) hands over to Jacobi, the directions restarted
-        // from this residual.
-        if !usable(rz_next) && levels.is_some() {
-            levels = None;
-            rz_next = precondition(levels, r, z);
-            beta = 0.0;
-        }
+        let (rz_next, restart) = precondition(r, z);
+        let beta = if restart { 0.0 } else { rz_next / rz };
         rz = rz_next;
         for i in 0..n {
             p[i] = z[i] + beta * p[i];

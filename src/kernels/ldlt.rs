@@ -45,6 +45,20 @@ pub struct Symbolic {
     edges: Vec<u32>,
 }
 
+/// Springs between unknowns as edges for [`analyse`]: each spring's ends
+/// (`n`, one past the last unknown, for a fixed end); a spring to a fixed
+/// end couples its other end to itself.
+pub fn spring_edges(n: usize, ends: &[[u32; 2]]) -> Vec<(u32, u32)> {
+    ends.iter()
+        .map(|&[a, b]| match (a as usize == n, b as usize == n) {
+            (false, false) => (a, b),
+            (true, false) => (b, b),
+            (false, true) => (a, a),
+            (true, true) => (0, 0),
+        })
+        .collect()
+}
+
 /// Orders `n` unknowns coupled by `edges` (pairs of unknowns, repeats
 /// allowed) and finds the factor's structure; `None` when the factor would
 /// need more than `budget` block updates (the work of a factorisation

@@ -32,7 +32,7 @@
 
 use bevy::math::{Mat3A, Vec3A};
 
-use crate::kernels::ldlt::{Symbolic, analyse, invert_positive};
+use crate::kernels::ldlt::{Symbolic, analyse, invert_positive, spring_edges};
 
 /// The damping of each block-Jacobi sweep.
 const OMEGA: f32 = 0.7;
@@ -75,16 +75,22 @@ impl Hierarchy {
     pub fn build(n: usize, ends: &[[u32; 2]], weight: &[f32], budget: usize) -> Option<Hierarchy> {
         let mut levels: Vec<Coarsening> = Vec::new();
         let (mut size, mut ends, mut weight) = (n, ends.to_vec(), weight.to_vec());
+        let mut stalled = false;
         loop {
-            let edges = factor_edges(size, &ends);
-            if !levels.is_empty()
-                && let Some(coarsest) = analyse(size, &edges, budget * (size + ends.len()))
-            {
-                return Some(Hierarchy {
-                    n,
-                    levels,
-                    coarsest,
-                });
+            if !levels.is_empty() {
+                let edges = spring_edges(size, &ends);
+                if let Some(coarsest) = analyse(size, &edges, budget * (size + ends.len())) {
+                    return Some(Hierarchy {
+                        n,
+                        levels,
+                        coarsest,
+                    });
+                }
+                // The last coarsening barely shrank, and what is left does
+                // not factor within the budget: Jacobi's preconditioner.
+                if stalled {
+                    return None;
+                }
             }
             // Two rounds of pairs: aggregates of about four.
             let (first, first_n) = pair(size, &ends, &weight);
@@ -102,17 +108,7 @@ impl Hierarchy {
                 spring,
                 ends: coarse_ends.clone(),
             });
-            // A coarsening that barely shrinks: what is left must factor
-            // within the budget, or Jacobi's preconditioner is used.
-            if coarse_n * 5 > size * 4 {
-                let edges = factor_edges(coarse_n, &coarse_ends);
-                let coarsest = analyse(coarse_n, &edges, budget * (coarse_n + coarse_ends.len()))?;
-                return Some(Hierarchy {
-                    n,
-                    levels,
-                    coarsest,
-                });
-            }
+            stalled = coarse_n * 5 > size * 4;
             (size, ends, weight) = (coarse_n, coarse_ends, coarse_weight);
         }
     }
@@ -122,20 +118,6 @@ impl Hierarchy {
     pub fn depth(&self) -> usize {
         self.levels.len() + 1
     }
-}
-
-/// The springs `ends` of a level of `size` unknowns as edges for
-/// [`analyse`]: a spring to a fixed end (`size`) couples its other end to
-/// itself.
-fn factor_edges(size: usize, ends: &[[u32; 2]]) -> Vec<(u32, u32)> {
-    ends.iter()
-        .map(|&[a, b]| match (a as usize == size, b as usize == size) {
-            (false, false) => (a, b),
-            (true, false) => (b, b),
-            (false, true) => (a, a),
-            (true, true) => (0, 0),
-        })
-        .collect()
 }
 
 /// Pairs each unknown (in order) with its stiffest unpaired neighbour (the
