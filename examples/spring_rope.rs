@@ -28,6 +28,10 @@
 //! 64 Hz, in rows, each released at its own angle; sleeping off),
 //! each drawn as one line strip (one gizmo call per rope, not per body).
 //! The physics panel shows the step's cost; Space kicks, G flips gravity.
+//! Add `--split N` to time N frames (after 120 to settle) part by part:
+//! the fixed loop, the interpolation, drawing the ropes, Bevy's transform
+//! propagation and render extraction; it prints the mean of each per
+//! frame and exits.
 
 mod support;
 
@@ -389,8 +393,11 @@ mod stress {
     struct StressRope(Vec<Entity>);
 
     pub fn run(stress: Stress) {
-        example_app("spring rope (stress)")
-            .insert_resource(stress)
+        let mut app = example_app("spring rope (stress)");
+        if let Some(frames) = split::frames_from_args() {
+            split::add(&mut app, frames);
+        }
+        app.insert_resource(stress)
             .insert_resource(SleepSettings {
                 enabled: false,
                 ..default()
@@ -408,7 +415,8 @@ mod stress {
                 Update,
                 (
                     super::controls.run_if(not(egui_wants_any_keyboard_input)),
-                    draw.after(InterpolationSystems::Interpolate),
+                    draw.after(InterpolationSystems::Interpolate)
+                        .in_set(split::Drawing),
                 ),
             )
             .run();
@@ -461,6 +469,167 @@ mod stress {
                 .filter_map(|&e| transforms.get(e).ok())
                 .map(|t| t.translation.truncate());
             gizmos.linestrip_2d(points, Color::srgb(0.45, 0.75, 0.95));
+        }
+    }
+
+    /// `--split N`: where the frames of the stress scene go.
+    pub mod split {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::time::Duration;
+
+        use bevy::app::{RunFixedMainLoop, RunFixedMainLoopSystems};
+        use bevy::platform::time::Instant;
+        use bevy::prelude::*;
+        use bevy::render::RenderApp;
+        use bevy::transform::TransformSystems;
+        use bevy_euler_physics::prelude::*;
+
+        /// Frames run before the timing starts.
+        const SETTLE: u32 = 120;
+
+        /// The set of the ropes' drawing system.
+        #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+        pub struct Drawing;
+
+        /// The frame count after `--split`, if given.
+        pub fn frames_from_args() -> Option<u32> {
+            let args: Vec<String> = std::env::args().collect();
+            let at = args.iter().position(|a| a == "--split")?;
+            match args.get(at + 1).and_then(|v| v.parse::<u32>().ok()) {
+                Some(n) if n > 0 => Some(n),
+                _ => {
+                    eprintln!("--split wants a positive frame count; using 600");
+                    Some(600)
+                }
+            }
+        }
+
+        /// The parts timed, in the order they run.
+        const PARTS: [&str; 4] = [
+            "fixed loop",
+            "interpolation",
+            "drawing the ropes",
+            "transform propagation",
+        ];
+
+        /// Time spent per part since the timing started.
+        #[derive(Resource)]
+        struct Split {
+            frames: u32,
+            seen: u32,
+            /// When the timed frames began.
+            began: Option<Instant>,
+            /// When the part now running began.
+            part: Option<Instant>,
+            spent: [Duration; 4],
+            /// Fixed steps run since the timing started.
+            steps: u32,
+            /// Nanoseconds in render extraction, written by the render
+            /// app's extract function on the main thread.
+            extract: Arc<AtomicU64>,
+        }
+
+        /// Times `frames` frames after [`SETTLE`], then prints and exits.
+        pub fn add(app: &mut App, frames: u32) {
+            let extract = Arc::new(AtomicU64::new(0));
+            // The render app's own extraction (its `ExtractSchedule`),
+            // without the wait for the render thread around it.
+            let render = app.sub_app_mut(RenderApp);
+            if let Some(mut inner) = render.take_extract() {
+                let spent = extract.clone();
+                render.set_extract(move |main, world| {
+                    let start = Instant::now();
+                    inner(main, world);
+                    let nanos = start.elapsed().as_nanos() as u64;
+                    spent.fetch_add(nanos, Ordering::Relaxed);
+                });
+            }
+            app.insert_resource(Split {
+                frames,
+                seen: 0,
+                began: None,
+                part: None,
+                spent: [Duration::ZERO; 4],
+                steps: 0,
+                extract,
+            })
+            .add_systems(First, count)
+            .add_systems(FixedFirst, |mut split: ResMut<Split>| split.steps += 1)
+            .add_systems(
+                RunFixedMainLoop,
+                (
+                    start.before(RunFixedMainLoopSystems::FixedMainLoop),
+                    stop::<0>.after(RunFixedMainLoopSystems::FixedMainLoop),
+                ),
+            )
+            .add_systems(
+                Update,
+                (
+                    start.before(InterpolationSystems::Interpolate),
+                    (stop::<1>, start)
+                        .chain()
+                        .after(InterpolationSystems::Interpolate)
+                        .before(Drawing),
+                    stop::<2>.after(Drawing),
+                ),
+            )
+            .add_systems(
+                PostUpdate,
+                (
+                    start.before(TransformSystems::Propagate),
+                    stop::<3>.after(TransformSystems::Propagate),
+                ),
+            );
+        }
+
+        fn start(world: &mut World) {
+            world.resource_mut::<Split>().part = Some(Instant::now());
+        }
+
+        fn stop<const PART: usize>(world: &mut World) {
+            let mut split = world.resource_mut::<Split>();
+            if let Some(part) = split.part.take() {
+                split.spent[PART] += part.elapsed();
+            }
+        }
+
+        /// Starts the timing after [`SETTLE`] frames; after the timed
+        /// frames, prints each part per frame and exits.
+        fn count(mut split: ResMut<Split>, mut exit: MessageWriter<AppExit>) {
+            split.seen += 1;
+            if split.seen == SETTLE {
+                split.began = Some(Instant::now());
+                split.spent = [Duration::ZERO; 4];
+                split.steps = 0;
+                split.extract.store(0, Ordering::Relaxed);
+            }
+            if split.seen != SETTLE + split.frames {
+                return;
+            }
+            let Some(began) = split.began else {
+                return;
+            };
+            let per_frame = |d: Duration| d.as_secs_f64() * 1e3 / f64::from(split.frames);
+            let frame = per_frame(began.elapsed());
+            let extract = per_frame(Duration::from_nanos(split.extract.load(Ordering::Relaxed)));
+            let steps = f64::from(split.steps) / f64::from(split.frames);
+            let mut line = format!(
+                "split: {} frames, {frame:.2} ms a frame, {steps:.2} fixed steps a frame:",
+                split.frames
+            );
+            let mut parts = 0.0;
+            for (name, spent) in PARTS.iter().zip(split.spent) {
+                let ms = per_frame(spent);
+                parts += ms;
+                line += &format!(" {name} {ms:.2} ms,");
+            }
+            line += &format!(
+                " render extraction {extract:.2} ms, the rest {:.2} ms",
+                frame - parts - extract
+            );
+            println!("{line}");
+            exit.write(AppExit::Success);
         }
     }
 }
