@@ -27,7 +27,8 @@
 //! components and back around systems of yours), and a fifth: two threads
 //! with `lean_fixed_schedules` off (every fixed schedule on Bevy's
 //! multi-threaded executor, as before that setting). `ratio/RxS` lines give the
-//! median plugin / plain-loop ratio of 15 rounds and its range.
+//! median plugin / plain-loop ratio of 15 rounds and its range, and the
+//! median of each round's one-thread time over its two-thread time.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -148,7 +149,7 @@ fn interleaved(filters: &[String]) {
             .ceil()
             .max(1.0) as usize;
         let (mut one, mut two, mut watched) = (Vec::new(), Vec::new(), Vec::new());
-        let mut bevy_executors = Vec::new();
+        let (mut bevy_executors, mut speedup) = (Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             let reference = time(steps, || {
                 plain.step();
@@ -162,16 +163,18 @@ fn interleaved(filters: &[String]) {
             two.push(split / reference);
             watched.push(with_systems / reference);
             bevy_executors.push(split_not_lean / reference);
+            speedup.push(single / split);
         }
         let ((m1, lo1, hi1), (m2, lo2, hi2)) = (spread(one), spread(two));
         let (mw, low, hiw) = spread(watched);
         let (mb, lob, hib) = spread(bevy_executors);
+        let (ms, los, his) = spread(speedup);
         println!(
             "{label}: plugin / plain loop, median of {ROUNDS} interleaved rounds of {steps} steps: \
              1 thread {m1:.2}× ({lo1:.2}–{hi1:.2}), 2 threads {m2:.2}× ({lo2:.2}–{hi2:.2}), \
              1 thread with substep systems {mw:.2}× ({low:.2}–{hiw:.2}), \
              2 threads with every fixed schedule on Bevy's multi-threaded executor \
-             {mb:.2}× ({lob:.2}–{hib:.2})"
+             {mb:.2}× ({lob:.2}–{hib:.2}); 2 threads faster than 1: {ms:.2}× ({los:.2}–{his:.2})"
         );
     }
 }

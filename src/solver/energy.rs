@@ -26,8 +26,10 @@
 
 use bevy::math::Vec3A;
 use bevy::prelude::*;
+use bevy::tasks::ComputeTaskPool;
 
 use crate::data::issues::PhysicsIssue;
+use crate::data::settings::PhysicsSettings;
 use crate::solver::SolverState;
 use crate::solver::report::Reporter;
 
@@ -88,12 +90,20 @@ pub(crate) struct Watches {
     /// Per island in group order, whether it was pushed, edited or
     /// constrained since the last measurement (kept to reuse its memory).
     touched: Vec<bool>,
+    /// The islands a measurement takes (group, island, index in group
+    /// order) and what it found, kept to reuse their memory.
+    wanted: Vec<(u32, u32, u32)>,
+    energies: Vec<Option<(f64, f64, f64)>>,
 }
 
 /// End of the fixed step: see the [module docs](self). Between
 /// measurements it only counts the step; `watch_skip` marks what your code
 /// wrote or pushed until the next one.
-pub(crate) fn watch_energy(mut solver: ResMut<SolverState>, mut reporter: Reporter) {
+pub(crate) fn watch_energy(
+    mut solver: ResMut<SolverState>,
+    settings: Res<PhysicsSettings>,
+    mut reporter: Reporter,
+) {
     let solver = &mut *solver;
     solver.watches.steps = solver.watches.steps.wrapping_add(1);
     if !solver.watches.steps.is_multiple_of(EVERY) {
@@ -112,7 +122,12 @@ pub(crate) fn watch_energy(mut solver: ResMut<SolverState>, mut reporter: Report
     watches.touched.clear();
     watches.touched.resize(count, false);
     mark_touched(solver, &mut watches.touched);
-    measure(solver, &mut watches, &mut reporter);
+    measure(
+        solver,
+        &mut watches,
+        &mut reporter,
+        settings.parallel_threshold,
+    );
     solver.watch_skip.reset(solver.pos.len());
     solver.watches = watches;
 }
@@ -161,21 +176,67 @@ fn island_of(solver: &SolverState, slot: usize) -> Option<usize> {
 }
 
 /// Measures every explicit island nothing touched since the last
-/// measurement, and reports the ones heating up.
-fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter) {
+/// measurement, and reports the ones heating up. The energies are taken
+/// first, on all compute threads for a scene of at least `parallel`
+/// bodies (each island on one thread, so its sums are the same bits
+/// however many there are), then compared on this thread.
+fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter, parallel: usize) {
     let g = solver.gravity;
+    // The islands to measure, in group order: (group, island in it, index).
+    let mut wanted = core::mem::take(&mut watches.wanted);
+    wanted.clear();
+    let mut index = 0;
+    for (k, group) in solver.groups.iter().enumerate() {
+        for island in 0..group.islands.len() {
+            if !group.implicit && !watches.touched[index] {
+                wanted.push((k as u32, island as u32, index as u32));
+            }
+            index += 1;
+        }
+    }
+    let mut energies = core::mem::take(&mut watches.energies);
+    energies.clear();
+    energies.resize(wanted.len(), None);
+    let energy_of = |&(k, island, _): &(u32, u32, u32)| {
+        let group = &solver.groups[k as usize];
+        let h = f64::from(solver.timestep) / f64::from(group.passes.max(1));
+        island_energy(solver, &group.islands[island as usize], g, h)
+    };
+    let pool = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1);
+    match pool {
+        Some(pool) if solver.pos.len() >= parallel && wanted.len() > 1 => {
+            let chunk = wanted.len().div_ceil(pool.thread_num());
+            pool.scope(|scope| {
+                for (out, wanted) in energies.chunks_mut(chunk).zip(wanted.chunks(chunk)) {
+                    scope.spawn(async move {
+                        for (out, island) in out.iter_mut().zip(wanted) {
+                            *out = energy_of(island);
+                        }
+                    });
+                }
+            });
+        }
+        _ => {
+            for (out, island) in energies.iter_mut().zip(&wanted) {
+                *out = energy_of(island);
+            }
+        }
+    }
+    let mut measured = wanted.iter().zip(&energies).peekable();
     let mut index = 0;
     for group in &solver.groups {
-        let h = f64::from(solver.timestep) / f64::from(group.passes.max(1));
         for span in &group.islands {
             let watch = &mut watches.islands[index];
-            let touched = watches.touched[index];
+            let energy = match measured.peek() {
+                Some(&(&(_, _, at), &energy)) if at as usize == index => {
+                    measured.next();
+                    energy
+                }
+                // Touched or implicit: not measured.
+                _ => None,
+            };
             index += 1;
-            if group.implicit || touched {
-                *watch = Watch::default();
-                continue;
-            }
-            let Some((energy, kinetic, floor)) = island_energy(solver, span, g, h) else {
+            let Some((energy, kinetic, floor)) = energy else {
                 *watch = Watch::default();
                 continue;
             };
@@ -204,6 +265,8 @@ fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter)
             }
         }
     }
+    watches.wanted = wanted;
+    watches.energies = energies;
 }
 
 /// The island's step-corrected energy, its kinetic energy, and the floor
@@ -218,8 +281,10 @@ fn island_energy(
     h: f64,
 ) -> Option<(f64, f64, f64)> {
     let g64 = g.as_dvec3();
-    let (mut kinetic, mut potential, mut power, mut weight) = (0.0, 0.0, 0.0, 0.0);
-    let mut rounding = 0.0;
+    let gravity = g64.length();
+    // Per body: ½·m·v², −m·g·x, m·g·v, m, m·|x|∞.
+    let (mut kinetic, mut potential, mut power, mut mass) = (0.0, 0.0, 0.0, 0.0);
+    let mut far_mass = 0.0;
     let far = |x: Vec3A| f64::from(x.abs().max_element());
     for s in span.slots.clone() {
         let w = solver.inv_mass[s];
@@ -231,9 +296,10 @@ fn island_energy(
         kinetic += 0.5 * m * v.length_squared();
         potential -= m * g64.dot(x);
         power += m * g64.dot(v);
-        weight += m * g64.length();
-        rounding += m * g64.length() * far(solver.pos[s]);
+        mass += m;
+        far_mass += m * far(solver.pos[s]);
     }
+    let (weight, mut rounding) = (mass * gravity, far_mass * gravity);
     let (mut length, mut rows) = (0.0, 0.0);
     for row in &solver.springs[span.rows.clone()] {
         let (a, b) = (row.a as usize, row.b as usize);
@@ -246,7 +312,7 @@ fn island_energy(
         rows += 1.0;
         if l > 0.0 {
             // The elastic force on `a`, against each end's velocity.
-            let on_a = d / l * (f64::from(row.k) * stretch);
+            let on_a = d * (f64::from(row.k) * stretch / l);
             let local = |slot: usize| span.slots.contains(&slot);
             if local(a) {
                 power += on_a.dot(solver.vel[a].as_dvec3());
