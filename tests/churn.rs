@@ -193,6 +193,56 @@ fn fused_passes_give_the_same_bits_as_stage_by_stage() {
     same_bits(churned_ropes(false, false), churned_ropes(true, false));
 }
 
+/// Enough ropes of springs alone that a part holds several runs of the
+/// sweep (2 048 bodies): 60 ropes of 100 bodies, split over threads from
+/// the first body without systems of yours, stage by stage with them; the
+/// same bits for 300 frames.
+#[test]
+fn fused_passes_over_several_runs_give_the_same_bits() {
+    let ropes = |watched: bool| {
+        let mut app = app();
+        if watched {
+            for set in SubstepSystems::ALL {
+                app.add_systems(PhysicsSubstep, watch.in_set(set));
+            }
+        } else {
+            app.world_mut()
+                .resource_mut::<PhysicsSettings>()
+                .parallel_threshold = 1;
+        }
+        for r in 0..60 {
+            let x = r as f32 * 0.5;
+            let mut prev = spawn(&mut app, Body::fixed(Vec3::new(x, 0.0, 0.0)));
+            for s in 1..=100 {
+                let at = Vec3::new(x + 0.01 * (r % 7) as f32, -0.1 * s as f32, 0.0);
+                let next = spawn(&mut app, Body::new(1.0).with_position(at));
+                spawn(
+                    &mut app,
+                    Spring::new(prev, next, 0.1, 800.0).with_damping(0.2),
+                );
+                prev = next;
+            }
+        }
+        app
+    };
+    let (mut plain, mut watched) = (ropes(false), ropes(true));
+    for frame in 0..300 {
+        plain.update();
+        watched.update();
+        assert!(
+            state(&mut plain) == state(&mut watched),
+            "frame {frame}: the runs differ"
+        );
+    }
+    let end = state(&mut plain);
+    assert_eq!(end.len(), 6060);
+    assert!(
+        end.iter()
+            .any(|(_, bits, _)| f32::from_bits(bits[3]) != 0.0),
+        "the ropes swing"
+    );
+}
+
 /// Steps both apps 3 000 frames and compares every body's bits each frame.
 fn same_bits(mut plain: App, mut watched: App) {
     let mut most = 0;

@@ -306,6 +306,9 @@ fn stiff_rope_without_enough_substeps_blows_up_and_is_reported() {
             .map(|w| w.entity)
             .collect();
         assert_eq!(named[0], first, "{named:?}");
+        assert_eq!(named.iter().filter(|&&e| e == first).count(), 1);
+        // No more warnings than pieces the rope can break into.
+        assert!(named.len() <= bodies.len(), "{named:?}");
         let mut distinct = named.clone();
         distinct.sort();
         distinct.dedup();

@@ -255,7 +255,9 @@ pub struct PhysicsSettings {
     pub stability_target: f32,
     /// Groups of islands with at least this many bodies spread the built-in
     /// passes over Bevy's compute task pool: spring forces island by island,
-    /// the kick and the drift body by body (so one big island splits too),
+    /// the kick and the drift body by body (so one big island splits too;
+    /// a group of several islands of springs alone runs each thread's
+    /// islands through forces, kick and drift at once),
     /// and the pair contacts of a pile in blocks that share no moving body
     /// (from half as many contacts a round); rods, limits and plane contacts
     /// stay on one thread. Smaller groups run on one thread, where waking

@@ -12,6 +12,12 @@
 //! split a large group into even runs of slots, even when it is one island
 //! (a pile); and the rounds solve a large group's pair contacts in blocks
 //! that threads take at once (see [`batches`](crate::kernels::batches)).
+//!
+//! A group of springs alone (no rods, limits or round bodies, not
+//! implicit) with nothing of yours in `PhysicsSubstep` runs each pass as
+//! one sweep ([`Pass::sweep`]): each part's islands, run by run, forces
+//! then kick and drift, one task per thread for the whole pass. A large
+//! group of one island keeps the stages, so that its kick still splits.
 
 use core::ops::Range;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -129,13 +135,22 @@ impl Pass {
     /// others stage by stage.
     pub fn run_all(&self, solver: &mut SolverState) {
         let group = &solver.groups[self.group];
-        if !group.implicit && !self.constrained(solver) {
+        if !group.implicit && !self.constrained(solver) && !self.one_large_island(solver) {
             self.sweep(solver);
             return;
         }
         for stage in Stage::ALL {
             self.run(solver, stage, true);
         }
+    }
+
+    /// Whether the group is large enough to split over threads but cannot
+    /// be cut into parts of whole islands (one island): stage by stage, its
+    /// kick and drift still split body by body, where a sweep would run it
+    /// all on one thread.
+    fn one_large_island(&self, solver: &SolverState) -> bool {
+        matches!(self.parts(solver), Parts::Whole(_))
+            && matches!(self.body_parts(solver), Parts::Split(..))
     }
 
     /// A pass of a group of springs alone: each part of the group (runs of
@@ -702,5 +717,41 @@ fn for_each_part<J: Send>(
             .any(|diverged| diverged)
         }
         None => jobs.into_iter().fold(false, |any, job| f(job) | any),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs join islands in order, with their rows, until they hold at
+    /// least the asked slots (the last run less), and cover every island
+    /// once.
+    #[test]
+    fn runs_join_whole_islands_in_order() {
+        let sizes = [5, 1, 3000, 2, 2, 700, 1400, 1, 9];
+        let (mut islands, mut slot, mut row) = (Vec::new(), 10, 0);
+        for &n in &sizes {
+            // An island of n bodies in a chain has n rows (one to a fixed
+            // body), but a lone body none.
+            let rows = if n == 1 { 0 } else { n };
+            islands.push(Span {
+                slots: slot..slot + n,
+                rows: row..row + rows,
+            });
+            slot += n;
+            row += rows;
+        }
+        let cut: Vec<Span> = runs(islands.iter(), 2048).collect();
+        assert_eq!(
+            cut.iter().map(|run| run.slots.clone()).collect::<Vec<_>>(),
+            [10..3016, 3016..5120, 5120..5130]
+        );
+        assert_eq!(cut[0].rows, 0..3005);
+        assert_eq!(cut.last().unwrap().rows.end, row);
+        for pair in cut.windows(2) {
+            assert_eq!(pair[0].rows.end, pair[1].rows.start);
+        }
+        assert_eq!(runs(islands[..0].iter(), 2048).count(), 0);
     }
 }
