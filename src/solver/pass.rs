@@ -135,9 +135,12 @@ impl Pass {
     /// others stage by stage.
     pub fn run_all(&self, solver: &mut SolverState) {
         let group = &solver.groups[self.group];
-        if !group.implicit && !self.constrained(solver) && !self.one_large_island(solver) {
-            self.sweep(solver);
-            return;
+        if !group.implicit && !self.constrained(solver) {
+            let cut = self.parts(solver);
+            if !self.one_large_island(solver, &cut) {
+                self.sweep(solver, &cut);
+                return;
+            }
         }
         for stage in Stage::ALL {
             self.run(solver, stage, true);
@@ -148,9 +151,9 @@ impl Pass {
     /// be cut into parts of whole islands (one island): stage by stage, its
     /// kick and drift still split body by body, where a sweep would run it
     /// all on one thread.
-    fn one_large_island(&self, solver: &SolverState) -> bool {
-        matches!(self.parts(solver), Parts::Whole(_))
-            && matches!(self.body_parts(solver), Parts::Split(..))
+    /// `cut` is how [`parts`](Self::parts) cuts it.
+    fn one_large_island(&self, solver: &SolverState, cut: &Parts) -> bool {
+        matches!(cut, Parts::Whole(_)) && matches!(self.body_parts(solver), Parts::Split(..))
     }
 
     /// A pass of a group of springs alone: each part of the group (runs of
@@ -160,9 +163,9 @@ impl Pass {
     /// while its bodies are still in that thread's cache. One task per
     /// part for the whole pass. Each body's forces are summed in row order
     /// and kicked as stage by stage, so the bits are the same.
-    fn sweep(&self, solver: &mut SolverState) {
-        let cut = self.parts(solver);
-        let diverged = match &cut {
+    /// `cut` is how [`parts`](Self::parts) cuts the group.
+    fn sweep(&self, solver: &mut SolverState, cut: &Parts) {
+        let diverged = match cut {
             Parts::Whole(_) => self.sweep_here(solver),
             Parts::Split(pool, parts) => self.sweep_split(solver, pool, parts),
         };
