@@ -10,11 +10,12 @@
 //! - `plain`: the reference, a plain array loop (one thread);
 //! - `plugin_1_thread`: one `FixedMain` run on one thread: the parallel
 //!   passes off, and `FixedMain`'s schedules on Bevy's single-threaded
-//!   executor (the compute pool has 2 threads for the next variant, and
-//!   the multi-threaded executor would wake them for every schedule);
-//! - `plugin_2_threads`: the same with every pass split over Bevy's compute
-//!   pool, set to 2 threads (Bevy's default gives a 2-core machine a single
-//!   compute thread, and its parallel queries run serially on one), and
+//!   executor (the multi-threaded executor would wake the pool's thread
+//!   for every schedule);
+//! - `plugin_2_threads`: the same with every pass split over two threads,
+//!   the compute pool's one and the calling thread (what Bevy's default
+//!   pools give a two-core machine; Bevy's own parallel queries, the
+//!   scatter's among them, run on one thread with such a pool), and
 //!   Bevy's default executors as the plugin leaves them
 //!   (`lean_fixed_schedules`: `FixedPostUpdate`, which holds one system of
 //!   Bevy's, single-threaded; before it, that schedule's wake of a pool

@@ -44,6 +44,7 @@ use crate::data::forces::Gravity;
 use crate::data::islands::ImplicitSettings;
 use crate::data::settings::{PhysicsSettings, PhysicsStep, PhysicsSubstep, SubstepSystems};
 use crate::solver::SolverState;
+use crate::solver::par::{KEEP_AWAKE, keep_awake, let_sleep, split_pool};
 use crate::solver::pass::{Pass, Stage};
 use crate::solver::report::checked_gravity;
 use crate::solver::substep::{CopyIn, CopyOut, copy_in, copy_out};
@@ -128,6 +129,14 @@ pub(crate) struct CurrentPass(Option<Pass>);
 /// islands, then [`StepEnd`].
 pub(crate) fn run_step(world: &mut World) {
     let start = bevy::platform::time::Instant::now();
+    // A scene that split its last step over the pool will again: wake the
+    // pool's threads now, so that they are up when the passes start.
+    let threshold = world.resource::<PhysicsSettings>().parallel_threshold;
+    if let Some((pool, threads)) =
+        split_pool().filter(|_| world.resource::<SolverState>().len() >= threshold)
+    {
+        keep_awake(pool, threads, KEEP_AWAKE);
+    }
     world.run_schedule(StepStart);
     let users = substep_users(world);
     *world.resource_mut::<SubstepUsers>() = users;
@@ -186,6 +195,7 @@ pub(crate) fn run_step(world: &mut World) {
     }
     world.resource_mut::<CurrentPass>().0 = None;
     world.run_schedule(StepEnd);
+    let_sleep();
     if let Some(mut timer) = world.get_resource_mut::<StepTimer>() {
         // (Nothing takes it in an app without the debug panel.)
         timer.elapsed = timer.elapsed.saturating_add(start.elapsed());

@@ -146,15 +146,17 @@ pub fn single_threaded_fixed_main(app: &mut App) {
 }
 
 /// An app for a benchmark: the plugin on `MinimalPlugins` with a compute
-/// pool of 2 threads, the fixed step `H`, sleeping off (the plain loops
-/// never sleep); with `parallel`, every pass split over the pool and Bevy's
+/// pool of 1 thread, the fixed step `H`, sleeping off (the plain loops
+/// never sleep); with `parallel`, every pass split over two threads (the
+/// pool's and the calling thread, which runs a scope's tasks while it
+/// waits: what Bevy's default pools give a two-core machine) and Bevy's
 /// multi-threaded executor, else no split and `FixedMain` on the
 /// single-threaded executor.
 pub fn bench_app(parallel: bool) -> App {
     let mut app = App::new();
     let mut pools = TaskPoolPlugin::default();
-    pools.task_pool_options.compute.min_threads = 2;
-    pools.task_pool_options.compute.max_threads = 2;
+    pools.task_pool_options.compute.min_threads = 1;
+    pools.task_pool_options.compute.max_threads = 1;
     app.add_plugins((MinimalPlugins.set(pools), EulerPhysicsPlugin))
         .insert_resource(Time::<Fixed>::from_duration(
             std::time::Duration::from_secs_f32(H),

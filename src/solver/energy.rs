@@ -26,11 +26,11 @@
 
 use bevy::math::Vec3A;
 use bevy::prelude::*;
-use bevy::tasks::ComputeTaskPool;
 
 use crate::data::issues::PhysicsIssue;
 use crate::data::settings::PhysicsSettings;
 use crate::solver::SolverState;
+use crate::solver::par::{JOBS_PER_THREAD, for_each_part, split_pool};
 use crate::solver::report::Reporter;
 
 /// The watch measures every this many fixed steps.
@@ -202,26 +202,18 @@ fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter,
         let h = f64::from(solver.timestep) / f64::from(group.passes.max(1));
         island_energy(solver, &group.islands[island as usize], g, h)
     };
-    let pool = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1);
-    match pool {
-        Some(pool) if solver.pos.len() >= parallel && wanted.len() > 1 => {
-            let chunk = wanted.len().div_ceil(pool.thread_num());
-            pool.scope(|scope| {
-                for (out, wanted) in energies.chunks_mut(chunk).zip(wanted.chunks(chunk)) {
-                    scope.spawn(async move {
-                        for (out, island) in out.iter_mut().zip(wanted) {
-                            *out = energy_of(island);
-                        }
-                    });
-                }
-            });
+    let pool = split_pool().filter(|_| solver.pos.len() >= parallel && wanted.len() > 1);
+    let chunk = match pool {
+        Some((_, threads)) => wanted.len().div_ceil(threads * JOBS_PER_THREAD),
+        None => wanted.len().max(1),
+    };
+    let jobs = energies.chunks_mut(chunk).zip(wanted.chunks(chunk));
+    for_each_part(pool, jobs, |(out, wanted)| {
+        for (out, island) in out.iter_mut().zip(wanted) {
+            *out = energy_of(island);
         }
-        _ => {
-            for (out, island) in energies.iter_mut().zip(&wanted) {
-                *out = energy_of(island);
-            }
-        }
-    }
+        false
+    });
     let mut measured = wanted.iter().zip(&energies).peekable();
     let mut index = 0;
     for group in &solver.groups {

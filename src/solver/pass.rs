@@ -23,7 +23,7 @@ use core::ops::Range;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use bevy::prelude::*;
-use bevy::tasks::{ComputeTaskPool, TaskPool};
+use bevy::tasks::TaskPool;
 
 use crate::data::constraints::ConstraintSettings;
 use crate::kernels::batches::{Batch, OneThread, Spread};
@@ -36,6 +36,7 @@ use crate::kernels::integrate::{Kick, Part, drift_all};
 use crate::kernels::parts::{Span, balance, pieces};
 use crate::kernels::springs::{PartEnds, add_spring_forces};
 use crate::solver::SolverState;
+use crate::solver::par::{Done, JOBS_PER_THREAD, for_each_part, split_pool};
 
 /// Borrows what the parts of a pass write and read of `solver` (see
 /// [`Slots`]), field by field, so that its other fields stay free.
@@ -157,64 +158,21 @@ impl Pass {
     }
 
     /// A pass of a group of springs alone: each part of the group (runs of
-    /// whole islands, one per thread of the pool in a large group; see
-    /// [`parts`](Self::parts)) takes its islands in runs of at least
-    /// [`SWEEP`] slots, each run's spring forces, then its kick and drift,
-    /// while its bodies are still in that thread's cache. One task per
-    /// part for the whole pass. Each body's forces are summed in row order
-    /// and kicked as stage by stage, so the bits are the same.
+    /// whole islands; see [`parts`](Self::parts)) takes its islands in runs
+    /// of at least [`SWEEP`] slots, each run's spring forces, then its kick
+    /// and drift, while its bodies are still in that thread's cache. One
+    /// job per part for the whole pass. Each body's forces are summed in
+    /// row order and kicked as stage by stage, so the bits are the same.
     /// `cut` is how [`parts`](Self::parts) cuts the group.
+    ///
+    /// A part's springs read its own slots and the fixed ones
+    /// ([`PartEnds`]): every end outside a part is a fixed slot (islands
+    /// share no spring), and no pass writes a fixed slot.
     fn sweep(&self, solver: &mut SolverState, cut: &Parts) {
-        let diverged = match cut {
-            Parts::Whole(_) => self.sweep_here(solver),
-            Parts::Split(pool, parts) => self.sweep_split(solver, pool, parts),
-        };
-        self.spend_pending(solver);
-        if diverged {
-            mark_diverged(solver);
-        }
-    }
-
-    /// [`sweep`](Self::sweep) of the whole group on this thread: the
-    /// springs read the solver's whole arrays; true if a slot diverged.
-    fn sweep_here(&self, solver: &mut SolverState) -> bool {
         let check = solver.pass_has_invalid;
         let kick = kick!(self, solver, true);
         let (springs, islands) = (&solver.springs[..], &solver.groups[self.group].islands[..]);
-        let (pos, vel, valid) = (&mut solver.pos, &mut solver.vel, &mut solver.valid);
-        let (diverged, force) = (&mut solver.diverged, &mut solver.force);
-        let mut any = false;
-        for run in runs(islands.iter(), SWEEP) {
-            let slots = run.slots.clone();
-            let ends = (&pos[..], &vel[..], &valid[..]);
-            add_spring_forces(
-                &springs[run.rows],
-                ends,
-                check,
-                slots.start,
-                &mut force[slots.clone()],
-            );
-            any |= kick.run(&mut Part {
-                base: slots.start,
-                pos: &mut pos[slots.clone()],
-                vel: &mut vel[slots.clone()],
-                valid: &mut valid[slots.clone()],
-                diverged: &mut diverged[slots.clone()],
-                force: &force[slots],
-            });
-        }
-        any
-    }
-
-    /// [`sweep`](Self::sweep) of a group cut into `parts` over `pool`: each
-    /// part's springs read its own slots and the fixed ones
-    /// ([`PartEnds`]); true if a slot diverged.
-    fn sweep_split(&self, solver: &mut SolverState, pool: &TaskPool, parts: &[Span]) -> bool {
-        let check = solver.pass_has_invalid;
-        let kick = kick!(self, solver, true);
-        let (springs, islands) = (&solver.springs[..], &solver.groups[self.group].islands[..]);
-        // Every end outside a part's own slots is fixed (islands share no
-        // spring), and no pass writes a fixed slot.
+        let parts = cut.spans();
         let fixed = solver.fixed_slots.start;
         let (pos, fixed_pos) = solver.pos.split_at_mut(fixed);
         let (vel, fixed_vel) = solver.vel.split_at_mut(fixed);
@@ -227,7 +185,7 @@ impl Pass {
             .zip(pieces(&mut solver.diverged[base..], base, parts))
             .zip(pieces(&mut solver.force[base..], base, parts))
             .zip(parts);
-        for_each_part(Some(pool), jobs, |job| {
+        let diverged = for_each_part(cut.pool(), jobs, |job| {
             let (((((pos, vel), valid), diverged), force), span) = job;
             let mut any = false;
             let own = islands
@@ -254,7 +212,11 @@ impl Pass {
                 });
             }
             any
-        })
+        });
+        self.spend_pending(solver);
+        if diverged {
+            mark_diverged(solver);
+        }
     }
 
     /// How the group is cut for this pass: into runs of whole islands over
@@ -271,11 +233,9 @@ impl Pass {
     fn body_parts(&self, solver: &SolverState) -> Parts {
         let group = &solver.groups[self.group];
         let slots = group.slots.clone();
-        match ComputeTaskPool::try_get()
-            .filter(|pool| slots.len() >= self.parallel_threshold && pool.thread_num() > 1)
-        {
-            Some(pool) => {
-                let parts = pool.thread_num();
+        match split_pool().filter(|_| slots.len() >= self.parallel_threshold) {
+            Some((pool, threads)) => {
+                let parts = threads * JOBS_PER_THREAD;
                 let spans = (0..parts)
                     .map(|i| Span {
                         slots: slots.start + slots.len() * i / parts
@@ -283,7 +243,7 @@ impl Pass {
                         rows: 0..0,
                     })
                     .collect();
-                Parts::Split(pool, spans)
+                Parts::Split(pool, threads, spans)
             }
             None => Parts::Whole(Span { slots, rows: 0..0 }),
         }
@@ -296,12 +256,12 @@ impl Pass {
             slots: group.slots.clone(),
             rows: group.rows.clone(),
         };
-        match ComputeTaskPool::try_get()
-            .filter(|_| group.slots.len() >= threshold && group.islands.len() > 1)
-        {
-            // At least two parts: the calling thread works on one while it
-            // waits.
-            Some(pool) => Parts::Split(pool, balance(&group.islands, pool.thread_num().max(2))),
+        match split_pool().filter(|_| group.slots.len() >= threshold && group.islands.len() > 1) {
+            Some((pool, threads)) => Parts::Split(
+                pool,
+                threads,
+                balance(&group.islands, threads * JOBS_PER_THREAD),
+            ),
             None => Parts::Whole(whole),
         }
     }
@@ -503,9 +463,7 @@ impl Pass {
         // Joined batches of contacts run at once in a large group (a contact
         // costs about what two bodies' kicks do).
         let spread = Threads {
-            pool: ComputeTaskPool::try_get()
-                .filter(|_| group.slots.len() >= self.parallel_threshold)
-                .map(|pool| &**pool),
+            pool: split_pool().filter(|_| group.slots.len() >= self.parallel_threshold),
             min: (self.parallel_threshold / 2).max(1),
         };
         solve(
@@ -549,7 +507,8 @@ impl Pass {
 /// that waits for it; a batch that panics still counts as done, so the
 /// others finish and the scope passes the panic on.
 struct Threads {
-    pool: Option<&'static TaskPool>,
+    /// The pool and how many tasks it takes (see [`split_pool`]).
+    pool: Option<(&'static TaskPool, usize)>,
     min: usize,
 }
 
@@ -565,8 +524,8 @@ unsafe impl Spread for Threads {
             width = if batch.joined { width + 1 } else { 1 };
             widest = widest.max(width);
         }
-        let pool = match self.pool {
-            Some(pool) if total >= self.min && widest > 1 && pool.thread_num() > 1 => pool,
+        let (pool, threads) = match self.pool {
+            Some(pool) if total >= self.min && widest > 1 => pool,
             _ => return OneThread.spread(batches, f),
         };
         // How many batches come before batch `i`'s stage: the index of the
@@ -578,13 +537,6 @@ unsafe impl Spread for Threads {
                 .unwrap_or(0)
         };
         let (next, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        /// Counts a batch done when dropped, even by a panic.
-        struct Done<'a>(&'a AtomicUsize);
-        impl Drop for Done<'_> {
-            fn drop(&mut self) {
-                self.0.fetch_add(1, Ordering::Release);
-            }
-        }
         let work = || {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -609,7 +561,7 @@ unsafe impl Spread for Threads {
         // Every worker is a task (the calling thread runs them too while
         // it waits), so a panic stays inside the scope.
         pool.scope(|scope| {
-            for _ in 0..pool.thread_num().min(widest) {
+            for _ in 0..threads.min(widest) {
                 scope.spawn(async move { work() });
             }
         });
@@ -620,22 +572,24 @@ unsafe impl Spread for Threads {
 enum Parts {
     /// One part, on this thread.
     Whole(Span),
-    /// Runs of whole islands, one per thread of the pool.
-    Split(&'static TaskPool, Vec<Span>),
+    /// Runs of whole islands (or, for the kick and the drift, of slots),
+    /// [`JOBS_PER_THREAD`] for each of the pool's threads, with how many
+    /// threads take them (see [`split_pool`]).
+    Split(&'static TaskPool, usize, Vec<Span>),
 }
 
 impl Parts {
-    fn pool(&self) -> Option<&'static TaskPool> {
+    fn pool(&self) -> Option<(&'static TaskPool, usize)> {
         match self {
             Parts::Whole(_) => None,
-            Parts::Split(pool, _) => Some(pool),
+            Parts::Split(pool, threads, _) => Some((pool, *threads)),
         }
     }
 
     fn spans(&self) -> &[Span] {
         match self {
             Parts::Whole(span) => core::slice::from_ref(span),
-            Parts::Split(_, spans) => spans,
+            Parts::Split(_, _, spans) => spans,
         }
     }
 }
@@ -699,28 +653,6 @@ fn runs<'a>(
         }
         Some(run)
     })
-}
-
-/// Runs `f` on each job, on the compute task pool when `pool` is given;
-/// true if `f` returned true for any.
-fn for_each_part<J: Send>(
-    pool: Option<&TaskPool>,
-    jobs: impl IntoIterator<Item = J>,
-    f: impl Fn(J) -> bool + Sync,
-) -> bool {
-    match pool {
-        Some(pool) => {
-            let f = &f;
-            pool.scope(|scope| {
-                for job in jobs {
-                    scope.spawn(async move { f(job) });
-                }
-            })
-            .into_iter()
-            .any(|diverged| diverged)
-        }
-        None => jobs.into_iter().fold(false, |any, job| f(job) | any),
-    }
 }
 
 #[cfg(test)]
