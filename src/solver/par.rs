@@ -77,6 +77,9 @@ pub(crate) fn for_each_part<J: Send>(
             for _ in 0..threads.min(jobs.len()) {
                 scope.spawn(async move { work() });
             }
+            // The tasks that kept threads awake for these jobs end (a
+            // thread takes the jobs first: such a task yields to them).
+            let_sleep();
         })
         .into_iter()
         .any(|any| any);
@@ -99,7 +102,8 @@ impl Drop for Done<'_> {
 /// past the gather to the passes.
 pub(crate) const KEEP_AWAKE: Duration = Duration::from_micros(500);
 
-/// Changes when a step ends: the tasks of [`keep_awake`] then end too.
+/// Changes when a split starts and when a step ends: the tasks of
+/// [`keep_awake`] then end, so that at most one set of them waits.
 static AWAKE: AtomicU64 = AtomicU64::new(0);
 
 /// Keeps `threads - 1` of `pool`'s threads (the calling thread is the
@@ -122,7 +126,7 @@ pub(crate) fn keep_awake(pool: &TaskPool, threads: usize, for_at_most: Duration)
     }
 }
 
-/// Ends the tasks of [`keep_awake`]: the step is over.
+/// Ends the tasks of [`keep_awake`]: a split starts, or the step is over.
 pub(crate) fn let_sleep() {
     AWAKE.fetch_add(1, Ordering::Relaxed);
 }

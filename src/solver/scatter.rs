@@ -1,8 +1,19 @@
 //! The scatter at the end of a step: each stepped body's new state from its
 //! slot into its `Body`, and where the step started into its
 //! `PositionHistory`, once per fixed step.
+//!
+//! It writes the components' table columns directly, as slices cut into
+//! runs of rows, so that a large scene splits over the step's threads
+//! ([`for_each_part`]) whatever the size of the compute pool. (Bevy's
+//! parallel query runs its items one by one on a pool of one thread, which
+//! is what Bevy's default pools give a two-core machine; there the scatter
+//! was the largest part of the step left on one thread.)
 
-use bevy::ecs::system::SystemChangeTick;
+use core::cell::UnsafeCell;
+
+use bevy::ecs::change_detection::Tick;
+use bevy::ecs::component::{ComponentId, StorageType};
+use bevy::ecs::storage::Table;
 use bevy::prelude::*;
 
 use crate::data::body::{Body, Stepped};
@@ -10,52 +21,165 @@ use crate::data::drawing::PositionHistory;
 use crate::data::requests::BodyIndex;
 use crate::data::settings::{PhysicsSettings, PhysicsStep};
 use crate::solver::SolverState;
-use crate::solver::par::for_each_maybe_par;
+use crate::solver::par::{JOBS_PER_THREAD, for_each_part, split_pool};
 
-/// What the scatter writes per body.
-type ScatterData = (
-    &'static mut Body,
-    &'static BodyIndex,
-    &'static mut PositionHistory,
-);
+/// The bodies the scatter writes: those a step moves, with their index and
+/// history (read only here; the scatter writes their columns).
+pub(crate) type Scattered =
+    QueryState<(&'static Body, &'static BodyIndex, &'static PositionHistory), Stepped>;
+
+/// The fewest rows in one job of a split scatter: about what a split's
+/// handing out and waiting costs (a body's rows take about 3 ns, a split
+/// tens of microseconds), so a scene of 10 000 bodies does not split.
+const MIN_ROWS: usize = 16_384;
 
 /// End of every step: notes when it ended (see
 /// [`DrawnPositions`](crate::DrawnPositions)), and writes each stepped
 /// dynamic body's new state from its slot and its [`PositionHistory`]
 /// (where the fixed step started; already written for a group whose bodies
-/// were copied out for systems of yours in `PhysicsSubstep`).
+/// were copied out for systems of yours in `PhysicsSubstep`). A written
+/// `Body` is marked changed at this system's tick, as a `Mut` would mark
+/// it.
 ///
 /// A body made fixed since the rebuild keeps what your code wrote.
-pub(crate) fn scatter(
-    mut solver: ResMut<SolverState>,
-    settings: Res<PhysicsSettings>,
-    mut step: ResMut<PhysicsStep>,
-    mut bodies: Query<ScatterData, Stepped>,
-    ticks: SystemChangeTick,
-) {
-    step.bypass_change_detection().ended = ticks.this_run();
-    let state = &*solver;
-    let parallel = state.len() >= settings.parallel_threshold;
-    // Two loops, so that the common one (nothing copied out) tests nothing
-    // per body for it.
-    if state.copied_out.contains(&true) {
-        write_bodies::<true>(&mut bodies, state, parallel);
-    } else {
-        write_bodies::<false>(&mut bodies, state, parallel);
+pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
+    let this_run = world.change_tick();
+    world
+        .resource_mut::<PhysicsStep>()
+        .bypass_change_detection()
+        .ended = this_run;
+    let threshold = world.resource::<PhysicsSettings>().parallel_threshold;
+    bodies.update_archetypes(world);
+    let ids = Columns::of(world);
+    world.resource_scope(|world, mut solver: Mut<SolverState>| {
+        let state = &*solver;
+        let pool = split_pool().filter(|_| state.len() >= threshold);
+        let tables = &world.storages().tables;
+        for table in bodies.matched_tables() {
+            // SAFETY: the world is borrowed whole for this system and the
+            // three columns are of different components, so nothing else
+            // reads or writes them while these slices live.
+            let rows = unsafe { ids.rows(&tables[table]) };
+            let Some(rows) = rows else { continue };
+            let chunk = match pool {
+                Some((_, threads)) => rows.len().div_ceil(threads * JOBS_PER_THREAD).max(MIN_ROWS),
+                None => rows.len().max(1),
+            };
+            let pool = pool.filter(|_| rows.len() > chunk);
+            // Two loops, so that the common one (nothing copied out) tests
+            // nothing per body for it.
+            if state.copied_out.contains(&true) {
+                for_each_part(pool, rows.chunks(chunk), |rows| {
+                    write_rows::<true>(rows, state, this_run)
+                });
+            } else {
+                for_each_part(pool, rows.chunks(chunk), |rows| {
+                    write_rows::<false>(rows, state, this_run)
+                });
+            }
+        }
+        let synced = (!solver.pass_has_invalid).then_some(this_run);
+        solver.group_synced.fill(synced);
+    });
+}
+
+/// The scatter's components in a table, as mutable slices of one length.
+struct Rows<'a> {
+    body: &'a mut [Body],
+    changed: &'a mut [Tick],
+    index: &'a [BodyIndex],
+    history: &'a mut [PositionHistory],
+}
+
+impl<'a> Rows<'a> {
+    fn len(&self) -> usize {
+        self.body.len()
     }
-    let synced = (!solver.pass_has_invalid).then(|| ticks.this_run());
-    solver.group_synced.fill(synced);
+
+    /// Cuts the rows into runs of at most `n`.
+    fn chunks(self, n: usize) -> impl Iterator<Item = Rows<'a>> {
+        self.body
+            .chunks_mut(n)
+            .zip(self.changed.chunks_mut(n))
+            .zip(self.index.chunks(n))
+            .zip(self.history.chunks_mut(n))
+            .map(|(((body, changed), index), history)| Rows {
+                body,
+                changed,
+                index,
+                history,
+            })
+    }
+}
+
+/// The component ids of the scatter's columns.
+#[derive(Clone, Copy)]
+struct Columns {
+    body: ComponentId,
+    index: ComponentId,
+    history: ComponentId,
+}
+
+impl Columns {
+    /// The ids, registered by the plugin. The components are stored in
+    /// tables (Bevy's default), which the scatter relies on.
+    fn of(world: &World) -> Self {
+        let id = |id: Option<ComponentId>| {
+            let id = id.expect("the plugin registers the scatter's components");
+            let info = world.components().get_info(id);
+            debug_assert!(info.is_some_and(|info| info.storage_type() == StorageType::Table));
+            id
+        };
+        Self {
+            body: id(world.component_id::<Body>()),
+            index: id(world.component_id::<BodyIndex>()),
+            history: id(world.component_id::<PositionHistory>()),
+        }
+    }
+
+    /// The table's columns of the scatter's components, all its rows, or
+    /// `None` if it lacks one.
+    ///
+    /// # Safety
+    ///
+    /// Nothing else may read or write these columns (or `Body`'s changed
+    /// ticks) while the slices live.
+    unsafe fn rows(self, table: &Table) -> Option<Rows<'_>> {
+        /// `cells` as a mutable slice.
+        ///
+        /// # Safety
+        ///
+        /// As for [`Columns::rows`].
+        #[allow(clippy::mut_from_ref)]
+        unsafe fn slice<T>(cells: &[UnsafeCell<T>]) -> &mut [T] {
+            // SAFETY: `UnsafeCell<T>` has the layout of `T`, and the caller
+            // promises the only access.
+            unsafe {
+                core::slice::from_raw_parts_mut(UnsafeCell::raw_get(cells.as_ptr()), cells.len())
+            }
+        }
+        // SAFETY: each column holds the type of its component id, and the
+        // caller promises the only access.
+        unsafe {
+            let body = table.get_data_slice_for::<Body>(self.body)?;
+            let changed = table.get_changed_ticks_slice_for(self.body)?;
+            let index = table.get_data_slice_for::<BodyIndex>(self.index)?;
+            let history = table.get_data_slice_for::<PositionHistory>(self.history)?;
+            Some(Rows {
+                body: slice(body),
+                changed: slice(changed),
+                index: slice(index),
+                history: slice(history),
+            })
+        }
+    }
 }
 
 /// Writes each body's [`PositionHistory`] (unless its group was copied
 /// out, `COPIED` being whether any was) and, for a dynamic slot, its new
-/// state.
+/// state, marking it changed at `this_run`.
 #[inline(always)]
-fn write_bodies<const COPIED: bool>(
-    bodies: &mut Query<ScatterData, Stepped>,
-    state: &SolverState,
-    parallel: bool,
-) {
+fn write_rows<const COPIED: bool>(rows: Rows<'_>, state: &SolverState, this_run: Tick) -> bool {
     // All of one length, so that one test of the slot serves every read.
     let slots = state.pos.len();
     let (pos, vel) = (&state.pos[..], &state.vel[..slots]);
@@ -63,30 +187,29 @@ fn write_bodies<const COPIED: bool>(
     let inv_mass = &state.inv_mass[..slots];
     let (dynamic, masses_changed) = (state.fixed_slots.start, state.masses_changed);
     let copied_out = &state.copied_out[..];
-    for_each_maybe_par!(bodies, parallel, |(mut body, index, mut history): (
-        Mut<Body>,
-        &BodyIndex,
-        Mut<PositionHistory>
-    )| {
+    let bodies = rows.body.iter_mut().zip(rows.changed.iter_mut());
+    for ((body, changed), (index, history)) in bodies.zip(rows.index.iter().zip(rows.history)) {
         let i = index.slot as usize;
         if i >= slots {
-            return;
+            continue;
         }
         if !COPIED || !copied_out.get(index.group as usize).is_some_and(|&c| c) {
-            // Written without change detection: nothing watches it, and a
-            // tick per body per step is measurable.
-            history.bypass_change_detection().previous = body.position;
+            // Nothing watches it, and a tick per body per step is
+            // measurable.
+            history.previous = body.position;
         }
         // Dynamic slots only, less bodies made fixed since the rebuild
         // (which keep what your code wrote).
         if i < dynamic && (!masses_changed || inv_mass[i] > 0.0) {
             if valid[i] {
-                let body = &mut *body;
                 body.position = pos[i].into();
                 body.velocity = vel[i].into();
+                *changed = this_run;
             } else if diverged[i] {
                 body.velocity = vel[i].into();
+                *changed = this_run;
             }
         }
-    });
+    }
+    false
 }
