@@ -136,13 +136,13 @@ pub(crate) fn let_sleep() {
 /// Bevy's parallel query runs its items one by one on the calling thread,
 /// slower than a plain loop: the scatter of 100 000 bodies took 529–540 µs
 /// that way against 375–387 µs). `$f` must not depend on the order of
-/// the items.
+/// the items. Used by the interpolation.
 ///
 /// In parallel the bodies go in batches of 4 096, taken by whichever
 /// thread is free, rather than Bevy's one batch per thread: a thread the
-/// system has not yet woken holds up nothing. (Used by the scatter and the
-/// interpolation; the scatter of 100 000 bodies on a pool of two threads
-/// took 287–291 µs a step against 321–340 µs with one batch per thread.)
+/// system has not yet woken holds up nothing. (When the scatter used it,
+/// the scatter of 100 000 bodies on a pool of two threads took 287–291 µs
+/// a step against 321–340 µs with one batch per thread.)
 macro_rules! for_each_maybe_par {
     ($query:expr, $parallel:expr, $f:expr) => {
         if $parallel

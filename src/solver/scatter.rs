@@ -51,36 +51,36 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
     let threshold = world.resource::<PhysicsSettings>().parallel_threshold;
     bodies.update_archetypes(world);
     let ids = Columns::of(world);
-    world.resource_scope(|world, mut solver: Mut<SolverState>| {
-        let state = &*solver;
-        let pool = split_pool().filter(|_| state.len() >= threshold);
-        let tables = &world.storages().tables;
-        for table in bodies.matched_tables() {
-            // SAFETY: the world is borrowed whole for this system and the
-            // three columns are of different components, so nothing else
-            // reads or writes them while these slices live.
-            let rows = unsafe { ids.rows(&tables[table]) };
-            let Some(rows) = rows else { continue };
-            let chunk = match pool {
-                Some((_, threads)) => rows.len().div_ceil(threads * JOBS_PER_THREAD).max(MIN_ROWS),
-                None => rows.len().max(1),
-            };
-            let pool = pool.filter(|_| rows.len() > chunk);
-            // Two loops, so that the common one (nothing copied out) tests
-            // nothing per body for it.
-            if state.copied_out.contains(&true) {
-                for_each_part(pool, rows.chunks(chunk), |rows| {
-                    write_rows::<true>(rows, state, this_run)
-                });
-            } else {
-                for_each_part(pool, rows.chunks(chunk), |rows| {
-                    write_rows::<false>(rows, state, this_run)
-                });
-            }
+    let state = world.resource::<SolverState>();
+    let pool = split_pool().filter(|_| state.len() >= threshold);
+    let tables = &world.storages().tables;
+    for table in bodies.matched_tables() {
+        // SAFETY: the world is borrowed whole for this system, the three
+        // columns are of different components, and nothing else here
+        // reaches them (the solver's state is a resource, apart from every
+        // table), so nothing reads or writes them while these slices live.
+        let rows = unsafe { ids.rows(&tables[table]) };
+        let Some(rows) = rows else { continue };
+        let chunk = match pool {
+            Some((_, threads)) => rows.len().div_ceil(threads * JOBS_PER_THREAD).max(MIN_ROWS),
+            None => rows.len().max(1),
+        };
+        let pool = pool.filter(|_| rows.len() > chunk);
+        // Two loops, so that the common one (nothing copied out) tests
+        // nothing per body for it.
+        if state.copied_out.contains(&true) {
+            for_each_part(pool, rows.chunks(chunk), |rows| {
+                write_rows::<true>(rows, state, this_run)
+            });
+        } else {
+            for_each_part(pool, rows.chunks(chunk), |rows| {
+                write_rows::<false>(rows, state, this_run)
+            });
         }
-        let synced = (!solver.pass_has_invalid).then_some(this_run);
-        solver.group_synced.fill(synced);
-    });
+    }
+    let mut solver = world.resource_mut::<SolverState>();
+    let synced = (!solver.pass_has_invalid).then_some(this_run);
+    solver.group_synced.fill(synced);
 }
 
 /// The scatter's components in a table, as mutable slices of one length.
