@@ -6,10 +6,12 @@
 //! every tenth frame, and every frame a lerp of each body between its last
 //! two positions into a `Transform`-sized record (48 bytes: translation,
 //! rotation, scale, as `Transform` is with `Quat` aligned to 16). The app
-//! has Bevy's default task pools, so above `parallel_threshold` its passes
-//! and interpolation are split over the compute pool: one thread on a
-//! 2-core machine, more elsewhere, where the ratio is no longer one
-//! thread's.
+//! has Bevy's default task pools, so above `parallel_threshold` its step
+//! is split over the compute pool's threads and the calling thread (two
+//! threads on a 2-core machine, whose pool has one), and its
+//! interpolation over the pool when it has two threads or more (on a
+//! 2-core machine it runs on one): the ratio is not one thread's against
+//! one.
 //!
 //! `cargo bench --bench frames` prints criterion's times of one frame
 //! (`plain`, `plain_draw_only` (the lerp alone), `plugin`, and

@@ -1,6 +1,7 @@
 //! What the benchmarks share: the rope scene's constants, the scene as a
 //! plain array loop (the reference every speed claim is measured against),
-//! and ropes spawned as bodies and springs.
+//! and ropes spawned as bodies and springs. (`compare/` includes this file
+//! too, so that avian and rapier are measured against the same loop.)
 #![allow(dead_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -18,11 +19,13 @@ pub const K: f32 = 1000.0;
 pub const C: f32 = 1.0;
 pub const REST: f32 = 0.1;
 pub const G: Vec3 = Vec3::new(0.0, -9.81, 0.0);
+/// How far apart the ropes hang.
+pub const SPACING: f32 = 0.5;
 
 /// Initial positions of the scene, rope by rope: the fixed body first.
 pub fn rope_positions(ropes: usize, links: usize) -> impl Iterator<Item = (usize, Vec3)> {
     (0..ropes).flat_map(move |r| {
-        let x = r as f32 * 0.5;
+        let x = r as f32 * SPACING;
         (0..=links).map(move |s| {
             let p = if s == 0 {
                 Vec3::new(x, 0.0, 0.0)
@@ -36,7 +39,7 @@ pub fn rope_positions(ropes: usize, links: usize) -> impl Iterator<Item = (usize
 
 /// Where body `s` (from 1) of a swinging rope hanging from `(x, 0)` starts:
 /// its rest place, nudged 0.02 sideways.
-fn swinging(x: f32, s: usize) -> Vec3 {
+pub fn swinging(x: f32, s: usize) -> Vec3 {
     Vec3::new(x + 0.02, -REST * s as f32, 0.0)
 }
 
