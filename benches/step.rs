@@ -14,8 +14,8 @@
 //!   for every schedule);
 //! - `plugin_2_threads`: the same with every pass split over two threads,
 //!   the compute pool's one and the calling thread (what Bevy's default
-//!   pools give a two-core machine; Bevy's own parallel queries, the
-//!   scatter's among them, run on one thread with such a pool), and
+//!   pools give a two-core machine; Bevy's own parallel queries run on one
+//!   thread with such a pool, so the plugin splits without them), and
 //!   Bevy's default executors as the plugin leaves them
 //!   (`lean_fixed_schedules`: `FixedPostUpdate`, which holds one system of
 //!   Bevy's, single-threaded; before it, that schedule's wake of a pool

@@ -44,7 +44,7 @@ use crate::data::forces::Gravity;
 use crate::data::islands::ImplicitSettings;
 use crate::data::settings::{PhysicsSettings, PhysicsStep, PhysicsSubstep, SubstepSystems};
 use crate::solver::SolverState;
-use crate::solver::par::{KEEP_AWAKE, keep_awake, let_sleep, split_pool};
+use crate::solver::par::{KEEP_AWAKE, keep_awake, let_sleep, split_pool, splits};
 use crate::solver::pass::{Pass, Stage};
 use crate::solver::report::checked_gravity;
 use crate::solver::substep::{CopyIn, CopyOut, copy_in, copy_out};
@@ -131,9 +131,9 @@ pub(crate) fn run_step(world: &mut World) {
     let start = bevy::platform::time::Instant::now();
     // A scene that split its last step over the pool will again: wake the
     // pool's threads now, so that they are up when the passes start.
-    let threshold = world.resource::<PhysicsSettings>().parallel_threshold;
+    let splits_before = splits();
     if let Some((pool, threads)) =
-        split_pool().filter(|_| world.resource::<SolverState>().len() >= threshold)
+        split_pool().filter(|_| world.resource::<SolverState>().split_last_step)
     {
         keep_awake(pool, threads, KEEP_AWAKE);
     }
@@ -196,6 +196,7 @@ pub(crate) fn run_step(world: &mut World) {
     world.resource_mut::<CurrentPass>().0 = None;
     world.run_schedule(StepEnd);
     let_sleep();
+    world.resource_mut::<SolverState>().split_last_step = splits() != splits_before;
     if let Some(mut timer) = world.get_resource_mut::<StepTimer>() {
         // (Nothing takes it in an app without the debug panel.)
         timer.elapsed = timer.elapsed.saturating_add(start.elapsed());

@@ -8,7 +8,7 @@ mod common;
 
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
-use common::{Dice, H, app, spawn, step};
+use common::{Dice, H, app, body, spawn, step};
 
 /// Edits the scene before each step: every kind of edit the step must
 /// follow, chosen by the dice.
@@ -241,6 +241,96 @@ fn fused_passes_over_several_runs_give_the_same_bits() {
             .any(|(_, bits, _)| f32::from_bits(bits[3]) != 0.0),
         "the ropes swing"
     );
+}
+
+/// The scatter splits a table of more than 16 384 bodies over the step's
+/// threads (the compute pool's and the calling one): 200 ropes of 100
+/// give the same bits, body by body and frame by frame, as the same scene
+/// stepped on one thread.
+#[test]
+fn a_scatter_split_over_threads_gives_the_same_bits() {
+    let ropes = |threshold: usize| {
+        let mut app = app();
+        app.world_mut()
+            .resource_mut::<PhysicsSettings>()
+            .parallel_threshold = threshold;
+        for r in 0..200 {
+            let x = r as f32 * 0.5;
+            let mut prev = spawn(&mut app, Body::fixed(Vec3::new(x, 0.0, 0.0)));
+            for s in 1..=100 {
+                let at = Vec3::new(x + 0.01 * (r % 5) as f32, -0.1 * s as f32, 0.0);
+                let next = spawn(&mut app, Body::new(1.0).with_position(at));
+                spawn(
+                    &mut app,
+                    Spring::new(prev, next, 0.1, 800.0).with_damping(0.2),
+                );
+                prev = next;
+            }
+        }
+        app
+    };
+    let (mut split, mut serial) = (ropes(1), ropes(usize::MAX));
+    for frame in 0..40 {
+        split.update();
+        serial.update();
+        assert!(
+            state(&mut split) == state(&mut serial),
+            "frame {frame}: the runs differ"
+        );
+    }
+    let end = state(&mut split);
+    assert_eq!(end.len(), 20_200);
+    assert!(
+        end.iter()
+            .any(|(_, bits, _)| f32::from_bits(bits[3]) != 0.0),
+        "the ropes swing"
+    );
+}
+
+/// A component of yours, stored in a sparse set, that disables entities.
+#[derive(Component)]
+#[component(storage = "SparseSet")]
+struct Off;
+
+/// Bodies disabled by a sparse-set component share their table with the
+/// bodies that step: the scatter writes only the stepped ones, and the
+/// disabled keep their state bit for bit.
+#[test]
+fn disabled_bodies_in_a_shared_table_keep_their_state() {
+    let mut app = app();
+    app.world_mut().register_disabling_component::<Off>();
+    let ropes: Vec<Vec<Entity>> = (0..2)
+        .map(|r| {
+            let x = r as f32 * 0.5;
+            let mut prev = spawn(&mut app, Body::fixed(Vec3::new(x, 0.0, 0.0)));
+            let mut bodies = Vec::new();
+            for s in 1..=10 {
+                let at = Vec3::new(x + 0.02, -0.1 * s as f32, 0.0);
+                let next = spawn(&mut app, Body::new(1.0).with_position(at));
+                spawn(&mut app, Spring::new(prev, next, 0.1, 300.0));
+                bodies.push(next);
+                prev = next;
+            }
+            bodies
+        })
+        .collect();
+    step(&mut app, 5);
+    for &e in &ropes[1] {
+        app.world_mut().entity_mut(e).insert(Off);
+    }
+    let bits = |app: &App, rope: &[Entity]| -> Vec<[u32; 6]> {
+        rope.iter()
+            .map(|&e| {
+                let b = body(app, e);
+                let v = [b.position.to_array(), b.velocity.to_array()].concat();
+                core::array::from_fn(|i| v[i].to_bits())
+            })
+            .collect()
+    };
+    let (off, on) = (bits(&app, &ropes[1]), bits(&app, &ropes[0]));
+    step(&mut app, 20);
+    assert_eq!(bits(&app, &ropes[1]), off, "a disabled body was written");
+    assert_ne!(bits(&app, &ropes[0]), on, "the other rope steps");
 }
 
 /// Steps both apps 3 000 frames and compares every body's bits each frame.

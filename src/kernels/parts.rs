@@ -1,4 +1,4 @@
-//! Cutting a pass into parts of whole islands, one per thread.
+//! Cutting a pass into parts of whole islands, for the threads to share.
 //!
 //! Islands share no spring (a fixed body they both hang from is only read),
 //! so a part of whole islands writes only its own slots, and every body

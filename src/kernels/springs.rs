@@ -3,8 +3,8 @@
 //! A spring from `a` to `b` with direction `n = (x_b − x_a) / |x_b − x_a|`
 //! pulls `a` with `f = (k·(|x_b − x_a| − rest) + c·((v_b − v_a)·n)) · n`
 //! and pushes `b` with `−f`. Each body's forces are summed in row order, so
-//! the sums do not depend on how the rows were split over threads (whole
-//! islands per thread).
+//! the sums do not depend on how the rows were split over threads (in parts
+//! of whole islands).
 
 use bevy::math::Vec3A;
 

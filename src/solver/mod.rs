@@ -207,6 +207,9 @@ pub(crate) struct SolverState {
     /// components (for systems of yours in `PhysicsSubstep`), which then
     /// hold where the step started in their `PositionHistory`.
     pub copied_out: Vec<bool>,
+    /// Whether the last step split work over the compute pool: the next
+    /// one wakes the pool's threads at its start (`run_step`).
+    pub split_last_step: bool,
     pub islands: Vec<IslandState>,
     pub island_members: Vec<Entity>,
     pub any_sleeping: bool,

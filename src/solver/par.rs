@@ -8,18 +8,22 @@ use std::sync::{Mutex, PoisonError};
 use bevy::platform::time::Instant;
 use bevy::tasks::{ComputeTaskPool, TaskPool, futures_lite};
 
-/// The compute task pool and how many parts the step cuts work into on
-/// it: one per thread of the pool, and at least two, since the thread that
-/// calls [`TaskPool::scope`] runs the scope's tasks too while it waits.
-/// `None` without a pool or with a pool of no threads (where every task
-/// runs on the calling thread anyway). Bevy's
-/// default pools give a two-core machine one compute thread: that thread
-/// and the calling one then share the work. (Not one more part than the
-/// pool has threads: on a pool of two on two cores, three parts of a pass
-/// made the third wait for a core, 1.34–1.38× faster than one thread
-/// against 1.60–1.66× with two parts, for a plain loop of the ropes
-/// scene.)
+/// The compute task pool and how many threads share a split of the
+/// step's work on it (how many tasks [`for_each_part`] starts): one per
+/// thread of the pool, and at least two, since the thread that calls
+/// [`TaskPool::scope`] runs the scope's tasks too while it waits. `None`
+/// without a pool, with a pool of no threads, or on the web (where every
+/// task runs on the calling thread anyway). Bevy's default pools give a
+/// two-core machine one compute thread: that thread and the calling one
+/// then share the work. (Not one more task than the pool has threads: on
+/// a pool of two on two cores, three tasks of a pass made the third wait
+/// for a core, 1.34–1.38× faster than one thread against 1.60–1.66× with
+/// two, for a plain loop of the ropes scene cut in that many parts.)
 pub(crate) fn split_pool() -> Option<(&'static TaskPool, usize)> {
+    // Bevy's pool on the web runs every task on the calling thread.
+    if cfg!(target_arch = "wasm32") {
+        return None;
+    }
     let pool = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 0)?;
     Some((pool, pool.thread_num().max(2)))
 }
@@ -40,6 +44,10 @@ pub(crate) const JOBS_PER_THREAD: usize = 4;
 /// for the jobs still running, so that the scope ends as the last job
 /// does rather than when a parked thread wakes; the pool's threads are
 /// then kept awake for the next split of the step (see [`keep_awake`]).
+///
+/// `f` must not use the task pool itself (a scope, a parallel query): a
+/// task waiting for the last jobs could then run on the same thread above
+/// the job it waits for.
 pub(crate) fn for_each_part<J: Send>(
     pool: Option<(&TaskPool, usize)>,
     jobs: impl IntoIterator<Item = J>,
@@ -72,6 +80,7 @@ pub(crate) fn for_each_part<J: Send>(
         any
     };
     let work = &work;
+    SPLITS.fetch_add(1, Ordering::Relaxed);
     let any = pool
         .scope(|scope| {
             for _ in 0..threads.min(jobs.len()) {
@@ -85,6 +94,18 @@ pub(crate) fn for_each_part<J: Send>(
         .any(|any| any);
     keep_awake(pool, threads, KEEP_AWAKE);
     any
+}
+
+/// How many times [`for_each_part`] has split work over the pool in this
+/// process (see [`splits`]).
+static SPLITS: AtomicU64 = AtomicU64::new(0);
+
+/// The count of [`for_each_part`]'s splits over the pool so far. Two
+/// readings around a step differ when the step split (or another app in
+/// the process did meanwhile, which only keeps the pool's threads awake
+/// once too often).
+pub(crate) fn splits() -> u64 {
+    SPLITS.load(Ordering::Relaxed)
 }
 
 /// Counts a job done when dropped, even by a panic.
@@ -107,12 +128,13 @@ pub(crate) const KEEP_AWAKE: Duration = Duration::from_micros(500);
 static AWAKE: AtomicU64 = AtomicU64::new(0);
 
 /// Keeps `threads - 1` of `pool`'s threads (the calling thread is the
-/// other) from parking for at most `for_at_most` or until the step ends
-/// ([`let_sleep`]), so that the step's next split over the pool starts
-/// at once instead of after a thread's wake. Each is a task that yields
-/// to its executor until then: a thread that has it runs any other task
-/// first, so the task holds up nothing; it only spends that thread's idle
-/// time.
+/// other) from parking for at most `for_at_most` or until the next split
+/// or the end of the step ([`let_sleep`]), so that the step's next split
+/// over the pool starts at once instead of after a thread's wake. Each is
+/// a task that yields to its executor until then: a thread that has it
+/// runs the tasks queued before it, and it ends when the next split has
+/// spawned its jobs, so it delays a scope by a few polls at most. It
+/// spends that thread's idle time.
 pub(crate) fn keep_awake(pool: &TaskPool, threads: usize, for_at_most: Duration) {
     let generation = AWAKE.load(Ordering::Relaxed);
     let until = Instant::now() + for_at_most;

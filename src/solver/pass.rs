@@ -6,9 +6,11 @@
 //! systems (see [`substep`](super::substep)). The arithmetic is the same
 //! either way.
 //!
-//! Large groups split their islands over the compute task pool, one run of
-//! whole islands per thread (see [`parts`](crate::kernels::parts)), for the
-//! spring forces; the kick and the drift, which treat each body alone,
+//! Large groups split their islands over the step's threads in parts of
+//! whole islands, several per thread, taken by whichever thread is free
+//! (see [`parts`](crate::kernels::parts) and
+//! [`for_each_part`](crate::solver::par::for_each_part)), for the spring
+//! forces; the kick and the drift, which treat each body alone,
 //! split a large group into even runs of slots, even when it is one island
 //! (a pile); and the rounds solve a large group's pair contacts in blocks
 //! that threads take at once (see [`batches`](crate::kernels::batches)).
@@ -16,7 +18,7 @@
 //! A group of springs alone (no rods, limits or round bodies, not
 //! implicit) with nothing of yours in `PhysicsSubstep` runs each pass as
 //! one sweep ([`Pass::sweep`]): each part's islands, run by run, forces
-//! then kick and drift, one task per thread for the whole pass. A large
+//! then kick and drift, one split over the threads for the whole pass. A large
 //! group of one island keeps the stages, so that its kick still splits.
 
 use core::ops::Range;
@@ -36,7 +38,7 @@ use crate::kernels::integrate::{Kick, Part, drift_all};
 use crate::kernels::parts::{Span, balance, pieces};
 use crate::kernels::springs::{PartEnds, add_spring_forces};
 use crate::solver::SolverState;
-use crate::solver::par::{Done, JOBS_PER_THREAD, for_each_part, split_pool};
+use crate::solver::par::{Done, JOBS_PER_THREAD, for_each_part, let_sleep, split_pool};
 
 /// Borrows what the parts of a pass write and read of `solver` (see
 /// [`Slots`]), field by field, so that its other fields stay free.
@@ -564,6 +566,9 @@ unsafe impl Spread for Threads {
             for _ in 0..threads.min(widest) {
                 scope.spawn(async move { work() });
             }
+            // The tasks that kept threads awake for this end (see
+            // `for_each_part`).
+            let_sleep();
         });
     }
 }

@@ -14,6 +14,7 @@ use core::cell::UnsafeCell;
 use bevy::ecs::change_detection::Tick;
 use bevy::ecs::component::{ComponentId, StorageType};
 use bevy::ecs::storage::Table;
+use bevy::math::Vec3A;
 use bevy::prelude::*;
 
 use crate::data::body::{Body, Stepped};
@@ -41,7 +42,9 @@ const MIN_ROWS: usize = 16_384;
 /// `Body` is marked changed at this system's tick, as a `Mut` would mark
 /// it.
 ///
-/// A body made fixed since the rebuild keeps what your code wrote.
+/// A body made fixed since the rebuild keeps what your code wrote. (With
+/// Bevy's `track_location` feature a `Mut` also records where a change
+/// came from; the scatter records nothing there.)
 pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
     let this_run = world.change_tick();
     world
@@ -53,14 +56,54 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
     let ids = Columns::of(world);
     let state = world.resource::<SolverState>();
     let pool = split_pool().filter(|_| state.len() >= threshold);
-    let tables = &world.storages().tables;
+    let (tables, archetypes) = (&world.storages().tables, world.archetypes());
     for table in bodies.matched_tables() {
-        // SAFETY: the world is borrowed whole for this system, the three
-        // columns are of different components, and nothing else here
-        // reaches them (the solver's state is a resource, apart from every
-        // table), so nothing reads or writes them while these slices live.
+        // The rows of matched archetypes in this table: all of its rows,
+        // unless an archetype that shares it (differing by a component
+        // stored in sparse sets, say one of yours that disables entities)
+        // is not matched.
+        let in_table = || {
+            bodies
+                .matched_archetypes()
+                .map(|id| &archetypes[id])
+                .filter(move |archetype| archetype.table_id() == table)
+        };
+        let matched: usize = in_table().map(|archetype| archetype.len() as usize).sum();
+        // SAFETY: the world is borrowed whole for this system and the
+        // three columns are of three components, so three columns apart
+        // from each other and from `Body`'s ticks; nothing else here
+        // reaches them: the solver's state is a resource, stored in a
+        // sparse set (as `#[derive(Resource)]` makes every resource), not
+        // in a table. So nothing reads or writes them while these slices
+        // live.
         let rows = unsafe { ids.rows(&tables[table]) };
         let Some(rows) = rows else { continue };
+        if matched != rows.len() {
+            // Only the matched archetypes' rows, one by one.
+            let Rows {
+                body,
+                changed,
+                index,
+                history,
+            } = rows;
+            let copied = state.copied_out.contains(&true);
+            let view = View::of(state, this_run);
+            for row in in_table().flat_map(|archetype| archetype.entities()) {
+                let row = row.table_row().index();
+                let one = (
+                    &mut body[row],
+                    &mut changed[row],
+                    &index[row],
+                    &mut history[row],
+                );
+                if copied {
+                    view.write::<true>(one);
+                } else {
+                    view.write::<false>(one);
+                }
+            }
+            continue;
+        }
         let chunk = match pool {
             Some((_, threads)) => rows.len().div_ceil(threads * JOBS_PER_THREAD).max(MIN_ROWS),
             None => rows.len().max(1),
@@ -175,41 +218,83 @@ impl Columns {
     }
 }
 
-/// Writes each body's [`PositionHistory`] (unless its group was copied
-/// out, `COPIED` being whether any was) and, for a dynamic slot, its new
-/// state, marking it changed at `this_run`.
+/// Writes each row's body (see [`View::write`]).
 #[inline(always)]
 fn write_rows<const COPIED: bool>(rows: Rows<'_>, state: &SolverState, this_run: Tick) -> bool {
-    // All of one length, so that one test of the slot serves every read.
-    let slots = state.pos.len();
-    let (pos, vel) = (&state.pos[..], &state.vel[..slots]);
-    let (valid, diverged) = (&state.valid[..slots], &state.diverged[..slots]);
-    let inv_mass = &state.inv_mass[..slots];
-    let (dynamic, masses_changed) = (state.fixed_slots.start, state.masses_changed);
-    let copied_out = &state.copied_out[..];
+    let view = View::of(state, this_run);
     let bodies = rows.body.iter_mut().zip(rows.changed.iter_mut());
     for ((body, changed), (index, history)) in bodies.zip(rows.index.iter().zip(rows.history)) {
-        let i = index.slot as usize;
-        if i >= slots {
-            continue;
+        view.write::<COPIED>((body, changed, index, history));
+    }
+    false
+}
+
+/// What the scatter reads of the solver, sliced once for a run of rows.
+struct View<'a> {
+    pos: &'a [Vec3A],
+    vel: &'a [Vec3A],
+    valid: &'a [bool],
+    diverged: &'a [bool],
+    inv_mass: &'a [f32],
+    copied_out: &'a [bool],
+    /// Where the fixed slots start.
+    dynamic: usize,
+    masses_changed: bool,
+    this_run: Tick,
+}
+
+impl<'a> View<'a> {
+    #[inline(always)]
+    fn of(state: &'a SolverState, this_run: Tick) -> Self {
+        // All of one length, so that one test of the slot serves every
+        // read.
+        let slots = state.pos.len();
+        Self {
+            pos: &state.pos[..],
+            vel: &state.vel[..slots],
+            valid: &state.valid[..slots],
+            diverged: &state.diverged[..slots],
+            inv_mass: &state.inv_mass[..slots],
+            copied_out: &state.copied_out[..],
+            dynamic: state.fixed_slots.start,
+            masses_changed: state.masses_changed,
+            this_run,
         }
-        if !COPIED || !copied_out.get(index.group as usize).is_some_and(|&c| c) {
+    }
+
+    /// Writes a body's [`PositionHistory`] (unless its group was copied
+    /// out, `COPIED` being whether any was) and, for a dynamic slot, its
+    /// new state, marking it changed.
+    #[inline(always)]
+    fn write<const COPIED: bool>(
+        &self,
+        (body, changed, index, history): (&mut Body, &mut Tick, &BodyIndex, &mut PositionHistory),
+    ) {
+        let i = index.slot as usize;
+        if i >= self.pos.len() {
+            return;
+        }
+        if !COPIED
+            || !self
+                .copied_out
+                .get(index.group as usize)
+                .is_some_and(|&c| c)
+        {
             // Nothing watches it, and a tick per body per step is
             // measurable.
             history.previous = body.position;
         }
         // Dynamic slots only, less bodies made fixed since the rebuild
         // (which keep what your code wrote).
-        if i < dynamic && (!masses_changed || inv_mass[i] > 0.0) {
-            if valid[i] {
-                body.position = pos[i].into();
-                body.velocity = vel[i].into();
-                *changed = this_run;
-            } else if diverged[i] {
-                body.velocity = vel[i].into();
-                *changed = this_run;
+        if i < self.dynamic && (!self.masses_changed || self.inv_mass[i] > 0.0) {
+            if self.valid[i] {
+                body.position = self.pos[i].into();
+                body.velocity = self.vel[i].into();
+                *changed = self.this_run;
+            } else if self.diverged[i] {
+                body.velocity = self.vel[i].into();
+                *changed = self.this_run;
             }
         }
     }
-    false
 }
