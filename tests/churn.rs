@@ -193,6 +193,22 @@ fn fused_passes_give_the_same_bits_as_stage_by_stage() {
     same_bits(churned_ropes(false, false), churned_ropes(true, false));
 }
 
+/// `ropes` ropes of 100 bodies of mass 1, 0.1 apart below fixed bodies 0.5
+/// apart, joined by springs (k 800, c 0.2); rope `r` nudged
+/// `0.01 · (r % kinds)` sideways so that they swing apart.
+fn hang_ropes(app: &mut App, ropes: usize, kinds: usize) {
+    for r in 0..ropes {
+        let x = r as f32 * 0.5;
+        let mut prev = spawn(app, Body::fixed(Vec3::new(x, 0.0, 0.0)));
+        for s in 1..=100 {
+            let at = Vec3::new(x + 0.01 * (r % kinds) as f32, -0.1 * s as f32, 0.0);
+            let next = spawn(app, Body::new(1.0).with_position(at));
+            spawn(app, Spring::new(prev, next, 0.1, 800.0).with_damping(0.2));
+            prev = next;
+        }
+    }
+}
+
 /// Enough ropes of springs alone that a part holds several runs of the
 /// sweep (2 048 bodies): 60 ropes of 100 bodies, split over threads from
 /// the first body without systems of yours, stage by stage with them; the
@@ -210,19 +226,7 @@ fn fused_passes_over_several_runs_give_the_same_bits() {
                 .resource_mut::<PhysicsSettings>()
                 .parallel_threshold = 1;
         }
-        for r in 0..60 {
-            let x = r as f32 * 0.5;
-            let mut prev = spawn(&mut app, Body::fixed(Vec3::new(x, 0.0, 0.0)));
-            for s in 1..=100 {
-                let at = Vec3::new(x + 0.01 * (r % 7) as f32, -0.1 * s as f32, 0.0);
-                let next = spawn(&mut app, Body::new(1.0).with_position(at));
-                spawn(
-                    &mut app,
-                    Spring::new(prev, next, 0.1, 800.0).with_damping(0.2),
-                );
-                prev = next;
-            }
-        }
+        hang_ropes(&mut app, 60, 7);
         app
     };
     let (mut plain, mut watched) = (ropes(false), ropes(true));
@@ -254,19 +258,7 @@ fn a_scatter_split_over_threads_gives_the_same_bits() {
         app.world_mut()
             .resource_mut::<PhysicsSettings>()
             .parallel_threshold = threshold;
-        for r in 0..200 {
-            let x = r as f32 * 0.5;
-            let mut prev = spawn(&mut app, Body::fixed(Vec3::new(x, 0.0, 0.0)));
-            for s in 1..=100 {
-                let at = Vec3::new(x + 0.01 * (r % 5) as f32, -0.1 * s as f32, 0.0);
-                let next = spawn(&mut app, Body::new(1.0).with_position(at));
-                spawn(
-                    &mut app,
-                    Spring::new(prev, next, 0.1, 800.0).with_damping(0.2),
-                );
-                prev = next;
-            }
-        }
+        hang_ropes(&mut app, 200, 5);
         app
     };
     let (mut split, mut serial) = (ropes(1), ropes(usize::MAX));

@@ -56,6 +56,9 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
     let ids = Columns::of(world);
     let state = world.resource::<SolverState>();
     let pool = split_pool().filter(|_| state.len() >= threshold);
+    // Two loops below, so that the common one (nothing copied out) tests
+    // nothing per body for it.
+    let copied = state.copied_out.contains(&true);
     let (tables, archetypes) = (&world.storages().tables, world.archetypes());
     for table in bodies.matched_tables() {
         // The rows of matched archetypes in this table: all of its rows,
@@ -86,7 +89,6 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
                 index,
                 history,
             } = rows;
-            let copied = state.copied_out.contains(&true);
             let view = View::of(state, this_run);
             for row in in_table().flat_map(|archetype| archetype.entities()) {
                 let row = row.table_row().index();
@@ -109,9 +111,7 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
             None => rows.len().max(1),
         };
         let pool = pool.filter(|_| rows.len() > chunk);
-        // Two loops, so that the common one (nothing copied out) tests
-        // nothing per body for it.
-        if state.copied_out.contains(&true) {
+        if copied {
             for_each_part(pool, rows.chunks(chunk), |rows| {
                 write_rows::<true>(rows, state, this_run)
             });
