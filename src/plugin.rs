@@ -182,6 +182,7 @@ impl Plugin for EulerPhysicsPlugin {
                     rebuild::rebuild_touched,
                     contacts::find_pairs_again,
                     gather::gather,
+                    gather::gather_forces,
                 )
                     .chain(),
             )

@@ -14,7 +14,8 @@
 //!   find_pairs            round bodies within reach of each other (broad phase)
 //!   rebuild_touched       the index again at once, if islands no longer follow them
 //!   find_pairs_again      the pairs on the new slots, after such a rebuild
-//!   gather                forces, constant forces, damping, planes → slots
+//!   gather                constant forces, damping, planes → slots
+//!   gather_forces         forces your code added since the last step → slots
 //! for each group of islands with the same pass count k, k passes of h/k:
 //!   Forces → Kick → Constraints → Drift       on the solver's arrays
 //!   (with your systems of PhysicsSubstep between them; see below)

@@ -325,6 +325,53 @@ fn disabled_bodies_in_a_shared_table_keep_their_state() {
     assert_ne!(bits(&app, &ropes[0]), on, "the other rope steps");
 }
 
+/// In a table shared with a disabled body, the gather still finds what
+/// your code wrote to a stepped body before the step (a new velocity, a
+/// pushing force, each acting from that step: `v = v₀ + h·(g + F/m)`),
+/// and takes neither the disabled body's force nor its state.
+#[test]
+fn writes_to_bodies_in_a_shared_table_are_gathered() {
+    let mut app = app();
+    app.world_mut().register_disabling_component::<Off>();
+    let free = spawn(
+        &mut app,
+        Body::new(2.0).with_position(Vec3::new(1.0, 2.0, 0.0)),
+    );
+    let off = spawn(
+        &mut app,
+        Body::new(1.0).with_position(Vec3::new(-1.0, 0.0, 0.0)),
+    );
+    step(&mut app, 3);
+    app.world_mut().entity_mut(off).insert(Off);
+    step(&mut app, 2);
+    let held = body(&app, off);
+    let g = app.world().resource::<Gravity>().0;
+    let (v0, push) = (Vec3::new(3.0, -1.0, 0.5), Vec3::new(4.0, 0.0, -2.0));
+    app.world_mut().get_mut::<Body>(free).unwrap().velocity = v0;
+    app.world_mut().get_mut::<AccumulatedForce>(free).unwrap().0 = push;
+    app.world_mut().get_mut::<AccumulatedForce>(off).unwrap().0 = push;
+    step(&mut app, 1);
+    let expected = v0 + H * (g + push * 0.5);
+    let v = body(&app, free).velocity;
+    assert!((v - expected).length() < 1e-5, "{v} against {expected}");
+    assert_eq!(
+        app.world().get::<AccumulatedForce>(free).unwrap().0,
+        Vec3::ZERO,
+        "the stepped body's force is taken"
+    );
+    // One step later the push is spent: gravity alone.
+    step(&mut app, 1);
+    let next = v + H * g;
+    let v = body(&app, free).velocity;
+    assert!((v - next).length() < 1e-5, "{v} against {next}");
+    assert_eq!(
+        app.world().get::<AccumulatedForce>(off).unwrap().0,
+        push,
+        "the disabled body's force waits for it"
+    );
+    assert_eq!(body(&app, off), held, "the disabled body keeps its state");
+}
+
 /// Steps both apps 3 000 frames and compares every body's bits each frame.
 fn same_bits(mut plain: App, mut watched: App) {
     let mut most = 0;

@@ -10,21 +10,17 @@ use crate::data::constraints::GroundPlane;
 use crate::data::forces::{AccumulatedForce, ConstantForce};
 use crate::data::requests::{BodyIndex, SolverRequests};
 use crate::kernels::constraints::{PlaneRow, Warm};
+use crate::solver::columns::{
+    ChangedSince, Matched, column, for_each_changed, matched_tables, read_cells, table_component,
+    write_cells,
+};
 use crate::solver::{SolverState, state_is_valid};
 
-/// What the scan for pushed bodies reads and takes.
-type Pushed = (&'static BodyIndex, &'static mut AccumulatedForce);
-
-/// The pushed bodies whose force changed since the last step.
-type PushedSince<'w, 's> = Query<'w, 's, Pushed, (Stepped, Changed<AccumulatedForce>)>;
-
 /// Start of the fixed step, after [`gather_written`]: collects the ground
-/// planes, reads each body's constant force and damping into its slot, and
-/// adds to its constant force the accumulated force written since the last
-/// step (every body's after a rebuild), which then acts in every pass.
+/// planes, and reads each body's constant force and damping into its slot
+/// ([`gather_forces`] then adds what your code pushed).
 pub(crate) fn gather(
     mut solver: ResMut<SolverState>,
-    mut forces: ParamSet<(PushedSince, Query<Pushed, Stepped>)>,
     extras: Query<(&BodyIndex, Option<&ConstantForce>, Option<&Damping>), ExtraFilter>,
     planes: Query<&GroundPlane>,
 ) {
@@ -36,47 +32,108 @@ pub(crate) fn gather(
     solver
         .plane_warm
         .resize(solver.rounds.len() * solver.planes.len(), Warm::default());
-    let rebuilt = core::mem::take(&mut solver.rebuilt);
     // Marks left by the last step (which reported them).
     if solver.diverged.len() != solver.pos.len() || core::mem::take(&mut solver.any_diverged) {
         solver.diverged.clear();
         solver.diverged.resize(solver.pos.len(), false);
     }
+    let rebuilt = solver.rebuilt;
     gather_extras(solver, rebuilt, &extras);
-    let slots = solver.pos.len();
-    // Forces written since the last step (taking one marks it changed at
-    // this system's tick, which the next run does not see again).
-    let take = |(index, mut force): (&BodyIndex, Mut<AccumulatedForce>)| {
-        let taken = force.0;
-        if taken == Vec3::ZERO {
-            return None;
+}
+
+/// What the scan for pushed bodies matches (it reads and takes their
+/// forces by column).
+type Pushed = (&'static BodyIndex, &'static AccumulatedForce);
+
+/// Start of the fixed step, after [`gather`]: adds to each body's constant
+/// force the accumulated force written since the last step (every body's
+/// after a rebuild), which then acts in every pass, and takes it: zero,
+/// marked changed at this system's tick, as a `Mut` would mark it (which
+/// the next run does not see again).
+///
+/// A force written before the step acts for the whole fixed step, in every
+/// pass, as a constant force does (its impulse is `F·h` at any pass
+/// count). The scan reads one change tick per body, 64 at a time
+/// ([`for_each_changed`]): 100 000 bodies took 31 µs a step through a
+/// query's `Changed` filter.
+pub(crate) fn gather_forces(world: &mut World, pushed: &mut QueryState<Pushed, Stepped>) {
+    pushed.update_archetypes(world);
+    // A body that joined the step at a rebuild (a `Body` inserted again, an
+    // error fixed, an anchor woken) brings the force written to it while it
+    // was out, which no change test finds.
+    let rebuilt = core::mem::take(
+        &mut world
+            .resource_mut::<SolverState>()
+            .bypass_change_detection()
+            .rebuilt,
+    );
+    // (In an exclusive system the world's last change tick is the
+    // system's last run.)
+    let (since, now) = (world.last_change_tick(), world.change_tick());
+    let changed = ChangedSince::new(since, now);
+    let slots = world.resource::<SolverState>().pos.len();
+    let ids = (
+        table_component::<AccumulatedForce>(world),
+        table_component::<BodyIndex>(world),
+    );
+    let (mut taken, mut rows) = (Vec::new(), Vec::new());
+    for (table, matched) in matched_tables(pushed, world) {
+        // SAFETY: the world is borrowed whole for this system, and these
+        // are the columns of `AccumulatedForce` (with its changed ticks)
+        // and of `BodyIndex`, apart from each other; nothing else here
+        // reaches them while these slices live.
+        let columns = unsafe {
+            let forces = table.get_data_slice_for::<AccumulatedForce>(ids.0);
+            let ticks = table.get_changed_ticks_slice_for(ids.0);
+            let index = column::<BodyIndex>(table, ids.1);
+            forces.zip(ticks).zip(index)
+        };
+        let Some(((forces, ticks), index)) = columns else {
+            continue;
+        };
+        rows.clear();
+        // SAFETY: as above; this shared view of the ticks ends before they
+        // are written below.
+        let read_ticks = unsafe { read_cells(ticks) };
+        match (matched, rebuilt) {
+            (Matched::All, false) => for_each_changed(read_ticks, changed, |row| rows.push(row)),
+            (Matched::All, true) => rows.extend(0..forces.len()),
+            (Matched::Rows(matched), false) => rows.extend(
+                matched
+                    .into_iter()
+                    .filter(|&row| changed.test(read_ticks[row])),
+            ),
+            (Matched::Rows(matched), true) => rows = matched,
         }
-        force.0 = Vec3::ZERO;
-        let i = index.slot as usize;
-        (i < slots).then_some((i, taken))
-    };
-    // A force written before the step acts for the whole fixed step, in
-    // every pass, as a constant force does (its impulse is `F·h` at any
-    // pass count); it is cleared at the next gather.
-    let (constant, extra_slots) = (&mut solver.constant, &mut solver.extra_slots);
-    let skip = &mut solver.watch_skip;
-    let mut apply = |(i, taken): (usize, Vec3)| {
-        constant[i] += Vec3A::from(taken);
-        extra_slots.push(i as u32);
-        skip.mark(i);
-    };
-    if rebuilt {
-        // A body that joined the step (a `Body` inserted again, an error
-        // fixed, an anchor woken) brings the force written to it while it
-        // was out, which no change filter finds.
-        forces.p1().iter_mut().filter_map(take).for_each(&mut apply);
-    } else {
-        forces.p0().iter_mut().filter_map(take).for_each(&mut apply);
+        // SAFETY: as above.
+        let (forces, ticks) = unsafe { (write_cells(forces), write_cells(ticks)) };
+        for &row in &rows {
+            let force = forces[row].0;
+            if force == Vec3::ZERO {
+                continue;
+            }
+            forces[row].0 = Vec3::ZERO;
+            ticks[row] = now;
+            let i = index[row].slot as usize;
+            if i < slots {
+                taken.push((i, force));
+            }
+        }
+    }
+    if taken.is_empty() {
+        return;
+    }
+    let mut solver = world.resource_mut::<SolverState>();
+    let solver = &mut *solver;
+    for (i, force) in taken {
+        solver.constant[i] += Vec3A::from(force);
+        solver.extra_slots.push(i as u32);
+        solver.watch_skip.mark(i);
     }
 }
 
-/// What the scan for written bodies reads.
-type Written = (Ref<'static, Body>, &'static BodyIndex);
+/// What the scan for written bodies matches (it reads their columns).
+type Written = (&'static Body, &'static BodyIndex);
 
 /// Start of the fixed step, after the rebuild (which copies every body
 /// itself) and before [`gather`]: copies into its slot the state of each
@@ -85,98 +142,108 @@ type Written = (Ref<'static, Body>, &'static BodyIndex);
 /// Every step writes every body it moves, so a scan of `Changed<Body>`
 /// against this system's own last run would find them all. The scan runs
 /// instead as of the oldest tick at which a group was in step: only bodies
-/// written since then (by your code, as a rule) pass the filter, which
-/// reads one change tick per body.
-///
-/// Both scans of this module run on this thread at any size: a tick
-/// compare per body is too little work to split. With the passes on two
-/// threads, scanning 100 000 bodies in parallel took 98 µs (this one) and
-/// 93 µs ([`gather`]'s), against 37 µs and 31 µs on one thread (the
-/// threads' wake-up costs more than the scan).
-pub(crate) fn gather_written(
-    world: &mut World,
-    changed: &mut QueryState<Written, (Stepped, Changed<Body>)>,
-    every: &mut QueryState<Written, Stepped>,
-) {
-    world.resource_scope(|world, mut solver: Mut<SolverState>| {
-        let solver = &mut *solver;
-        if solver.rebuilt {
-            return;
-        }
-        let now = world.change_tick();
-        // The oldest tick as of which a group's slots held its bodies' state;
-        // `None` if a group's never did (then every body is read).
-        let since = solver
-            .group_synced
-            .iter()
-            .try_fold(None, |oldest: Option<Tick>, &synced| {
-                let tick = synced?;
-                Some(Some(match oldest {
-                    Some(oldest) if !oldest.is_newer_than(tick, now) => oldest,
-                    _ => tick,
-                }))
-            })
-            .flatten();
-        let synced = &solver.group_synced;
-        let slots = solver.pos.len();
-        let (mut any_invalid, mut mass_changed) = (false, false);
-        let (pos, vel, valid_slots, inv_mass, skip) = (
-            &mut solver.pos,
-            &mut solver.vel,
-            &mut solver.valid,
-            &mut solver.inv_mass,
-            &mut solver.watch_skip,
-        );
-        // Bodies written since their group's slots were last in step with
-        // them.
-        let written = |(body, index): (Ref<Body>, &BodyIndex)| {
-            let i = index.slot as usize;
+/// written since then (by your code, as a rule) are found. It reads one
+/// change tick per body, 64 at a time ([`for_each_changed`]): 100 000
+/// bodies took 37 µs a step through a query's `Changed` filter.
+pub(crate) fn gather_written(world: &mut World, every: &mut QueryState<Written, Stepped>) {
+    every.update_archetypes(world);
+    let now = world.change_tick();
+    let solver = world.resource::<SolverState>();
+    if solver.rebuilt {
+        return;
+    }
+    // The oldest tick as of which a group's slots held its bodies' state;
+    // `None` if a group's never did (then every body is read).
+    let since = solver
+        .group_synced
+        .iter()
+        .try_fold(None, |oldest: Option<Tick>, &synced| {
+            let tick = synced?;
+            Some(Some(match oldest {
+                Some(oldest) if !oldest.is_newer_than(tick, now) => oldest,
+                _ => tick,
+            }))
+        })
+        .flatten();
+    let changed = since.map(|since| ChangedSince::new(since, now));
+    let (synced, slots) = (&solver.group_synced, solver.pos.len());
+    let mut found = Vec::new();
+    let (body_id, index_id) = (
+        table_component::<Body>(world),
+        table_component::<BodyIndex>(world),
+    );
+    for (table, matched) in matched_tables(every, world) {
+        // SAFETY: the world is borrowed whole for this system, and these
+        // are the columns of `Body` and `BodyIndex`, which nothing writes
+        // while it runs.
+        let columns = unsafe {
+            column::<Body>(table, body_id)
+                .zip(column::<BodyIndex>(table, index_id))
+                .zip(
+                    table
+                        .get_changed_ticks_slice_for(body_id)
+                        .map(|ticks| read_cells(ticks)),
+                )
+        };
+        let Some(((bodies, index), ticks)) = columns else {
+            continue;
+        };
+        // A body written since its group's slots were last in step with it.
+        let visit = |row: usize| {
+            let (i, group) = (index[row].slot as usize, index[row].group as usize);
             // A body spawned since the last rebuild has no slot yet; it joins
             // at the next step.
-            let &synced = synced.get(index.group as usize)?;
+            let Some(&synced) = synced.get(group) else {
+                return;
+            };
             if let Some(synced) = synced
-                && !body.last_changed().is_newer_than(synced, now)
+                && !ticks[row].is_newer_than(synced, now)
             {
-                return None;
+                return;
             }
-            (i < slots).then_some((i, *body))
-        };
-        let mut apply = |(i, body): (usize, Body)| {
-            skip.mark(i);
-            let valid = state_is_valid(&body);
-            valid_slots[i] = valid;
-            if valid {
-                pos[i] = body.position.into();
-                vel[i] = body.velocity.into();
-                if body.inv_mass != inv_mass[i] {
-                    inv_mass[i] = body.inv_mass;
-                    mass_changed = true;
-                }
-            } else {
-                any_invalid = true;
+            if i < slots {
+                found.push((i, bodies[row]));
             }
         };
-        match since {
-            Some(since) => world.last_change_tick_scope(since, |world| {
-                let bodies = changed.query(world);
-                bodies.into_iter().filter_map(written).for_each(&mut apply);
-            }),
-            None => {
-                let bodies = every.query(world);
-                bodies.into_iter().filter_map(written).for_each(&mut apply);
+        match (matched, changed) {
+            (Matched::All, Some(changed)) => for_each_changed(ticks, changed, visit),
+            (Matched::All, None) => (0..ticks.len()).for_each(visit),
+            (Matched::Rows(rows), _) => rows.into_iter().for_each(visit),
+        }
+    }
+    apply_written(world, &found);
+}
+
+/// Copies the written bodies `found` (slot, state) into their slots.
+fn apply_written(world: &mut World, found: &[(usize, Body)]) {
+    let mut solver = world.resource_mut::<SolverState>();
+    let solver = &mut *solver;
+    let (mut any_invalid, mut mass_changed) = (false, false);
+    for &(i, body) in found {
+        solver.watch_skip.mark(i);
+        let valid = state_is_valid(&body);
+        solver.valid[i] = valid;
+        if valid {
+            solver.pos[i] = body.position.into();
+            solver.vel[i] = body.velocity.into();
+            if body.inv_mass != solver.inv_mass[i] {
+                solver.inv_mass[i] = body.inv_mass;
+                mass_changed = true;
             }
+        } else {
+            any_invalid = true;
         }
-        solver.pass_has_invalid = any_invalid;
-        if any_invalid {
-            solver.request_report();
-        }
-        // Islands and loads follow the new mass from the next step; the
-        // passes use it from this one.
-        if mass_changed {
-            solver.masses_changed = true;
-            world.resource_mut::<SolverRequests>().dirty = true;
-        }
-    });
+    }
+    solver.pass_has_invalid = any_invalid;
+    if any_invalid {
+        solver.request_report();
+    }
+    // Islands and loads follow the new mass from the next step; the
+    // passes use it from this one.
+    if mass_changed {
+        solver.masses_changed = true;
+        world.resource_mut::<SolverRequests>().dirty = true;
+    }
 }
 
 /// Bodies with a constant force or a damping.

@@ -46,6 +46,7 @@ use crate::kernels::constraints::{
 use crate::kernels::parts::Span;
 use crate::kernels::springs::SpringRow;
 
+pub(crate) mod columns;
 pub(crate) mod contacts;
 pub(crate) mod energy;
 pub(crate) mod frequency;

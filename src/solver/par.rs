@@ -68,15 +68,7 @@ pub(crate) fn for_each_part<J: Send>(
             any |= job.is_some_and(&f);
         }
         // Every job is taken: wait for those still running.
-        let mut spins = 0u32;
-        while done.load(Ordering::Acquire) < jobs.len() {
-            spins += 1;
-            if spins < 1 << 12 {
-                core::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
+        wait_for(&done, jobs.len());
         any
     };
     let work = &work;
@@ -106,6 +98,22 @@ static SPLITS: AtomicU64 = AtomicU64::new(0);
 /// once too often).
 pub(crate) fn splits() -> u64 {
     SPLITS.load(Ordering::Relaxed)
+}
+
+/// Waits, spinning and then yielding its thread, until `done` counts at
+/// least `count` jobs: for the other threads' jobs of a split, which take
+/// microseconds, so that the wait ends as they do rather than when a
+/// parked thread wakes.
+pub(crate) fn wait_for(done: &AtomicUsize, count: usize) {
+    let mut spins = 0u32;
+    while done.load(Ordering::Acquire) < count {
+        spins += 1;
+        if spins < 1 << 12 {
+            core::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
 }
 
 /// Counts a job done when dropped, even by a panic.
@@ -219,6 +227,28 @@ mod tests {
             false
         });
         assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3, 4]);
+    }
+
+    /// A job that panics still counts as done: the other jobs run, the
+    /// tasks waiting for it stop waiting, and the split passes the panic
+    /// on to its caller instead of hanging.
+    #[test]
+    fn a_panicking_job_ends_the_split_with_its_panic() {
+        for threads in [1, 2] {
+            let pool = TaskPoolBuilder::new().num_threads(threads).build();
+            let ran = AtomicUsize::new(0);
+            let split = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                for_each_part(Some((&pool, threads.max(2))), 0..16, |i| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    assert_ne!(i, 5, "job 5 fails");
+                    false
+                })
+            }));
+            assert!(split.is_err(), "{threads} threads: the panic is passed on");
+            assert_eq!(ran.load(Ordering::Relaxed), 16, "{threads} threads");
+            // The pool still works.
+            assert!(for_each_part(Some((&pool, threads.max(2))), 0..4, |i| i == 3));
+        }
     }
 
     /// A task that keeps a thread awake holds up no scope, even on the

@@ -38,7 +38,7 @@ use crate::kernels::integrate::{Kick, Part, drift_all};
 use crate::kernels::parts::{Span, balance, pieces};
 use crate::kernels::springs::{PartEnds, add_spring_forces};
 use crate::solver::SolverState;
-use crate::solver::par::{Done, JOBS_PER_THREAD, for_each_part, let_sleep, split_pool};
+use crate::solver::par::{Done, JOBS_PER_THREAD, for_each_part, let_sleep, split_pool, wait_for};
 
 /// Borrows what the parts of a pass write and read of `solver` (see
 /// [`Slots`]), field by field, so that its other fields stay free.
@@ -545,16 +545,7 @@ unsafe impl Spread for Threads {
                 if i >= batches.len() {
                     return;
                 }
-                let before = stage_of(i);
-                let mut spins = 0u32;
-                while done.load(Ordering::Acquire) < before {
-                    spins += 1;
-                    if spins < 1 << 10 {
-                        core::hint::spin_loop();
-                    } else {
-                        std::thread::yield_now();
-                    }
-                }
+                wait_for(&done, stage_of(i));
                 let _done = Done(&done);
                 f(batches[i].rows.clone());
             }

@@ -9,10 +9,8 @@
 //! is what Bevy's default pools give a two-core machine; there the scatter
 //! was the largest part of the step left on one thread.)
 
-use core::cell::UnsafeCell;
-
 use bevy::ecs::change_detection::Tick;
-use bevy::ecs::component::{ComponentId, StorageType};
+use bevy::ecs::component::ComponentId;
 use bevy::ecs::storage::Table;
 use bevy::math::Vec3A;
 use bevy::prelude::*;
@@ -22,6 +20,7 @@ use crate::data::drawing::PositionHistory;
 use crate::data::requests::BodyIndex;
 use crate::data::settings::{PhysicsSettings, PhysicsStep};
 use crate::solver::SolverState;
+use crate::solver::columns::{Matched, column, matched_tables, table_component, write_cells};
 use crate::solver::par::{JOBS_PER_THREAD, for_each_part, split_pool};
 
 /// The bodies the scatter writes: those a step moves, with their index and
@@ -59,19 +58,7 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
     // Two loops below, so that the common one (nothing copied out) tests
     // nothing per body for it.
     let copied = state.copied_out.contains(&true);
-    let (tables, archetypes) = (&world.storages().tables, world.archetypes());
-    for table in bodies.matched_tables() {
-        // The rows of matched archetypes in this table: all of its rows,
-        // unless an archetype that shares it (differing by a component
-        // stored in sparse sets, say one of yours that disables entities)
-        // is not matched.
-        let in_table = || {
-            bodies
-                .matched_archetypes()
-                .map(|id| &archetypes[id])
-                .filter(move |archetype| archetype.table_id() == table)
-        };
-        let matched: usize = in_table().map(|archetype| archetype.len() as usize).sum();
+    for (table, matched) in matched_tables(bodies, world) {
         // SAFETY: the world is borrowed whole for this system and the
         // three columns are of three components, so three columns apart
         // from each other and from `Body`'s ticks; nothing else here
@@ -79,9 +66,9 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
         // sparse set (as `#[derive(Resource)]` makes every resource), not
         // in a table. So nothing reads or writes them while these slices
         // live.
-        let rows = unsafe { ids.rows(&tables[table]) };
+        let rows = unsafe { ids.rows(table) };
         let Some(rows) = rows else { continue };
-        if matched != rows.len() {
+        if let Matched::Rows(matched) = matched {
             // Only the matched archetypes' rows, one by one.
             let Rows {
                 body,
@@ -90,8 +77,7 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
                 history,
             } = rows;
             let view = View::of(state, this_run);
-            for row in in_table().flat_map(|archetype| archetype.entities()) {
-                let row = row.table_row().index();
+            for row in matched {
                 let one = (
                     &mut body[row],
                     &mut changed[row],
@@ -164,19 +150,11 @@ struct Columns {
 }
 
 impl Columns {
-    /// The ids, registered by the plugin. The components are stored in
-    /// tables (Bevy's default), which the scatter relies on.
     fn of(world: &World) -> Self {
-        let id = |id: Option<ComponentId>| {
-            let id = id.expect("the plugin registers the scatter's components");
-            let info = world.components().get_info(id);
-            debug_assert!(info.is_some_and(|info| info.storage_type() == StorageType::Table));
-            id
-        };
         Self {
-            body: id(world.component_id::<Body>()),
-            index: id(world.component_id::<BodyIndex>()),
-            history: id(world.component_id::<PositionHistory>()),
+            body: table_component::<Body>(world),
+            index: table_component::<BodyIndex>(world),
+            history: table_component::<PositionHistory>(world),
         }
     }
 
@@ -188,31 +166,14 @@ impl Columns {
     /// Nothing else may read or write these columns (or `Body`'s changed
     /// ticks) while the slices live.
     unsafe fn rows(self, table: &Table) -> Option<Rows<'_>> {
-        /// `cells` as a mutable slice.
-        ///
-        /// # Safety
-        ///
-        /// As for [`Columns::rows`].
-        #[allow(clippy::mut_from_ref)]
-        unsafe fn slice<T>(cells: &[UnsafeCell<T>]) -> &mut [T] {
-            // SAFETY: `UnsafeCell<T>` has the layout of `T`, and the caller
-            // promises the only access.
-            unsafe {
-                core::slice::from_raw_parts_mut(UnsafeCell::raw_get(cells.as_ptr()), cells.len())
-            }
-        }
         // SAFETY: each column holds the type of its component id, and the
         // caller promises the only access.
         unsafe {
-            let body = table.get_data_slice_for::<Body>(self.body)?;
-            let changed = table.get_changed_ticks_slice_for(self.body)?;
-            let index = table.get_data_slice_for::<BodyIndex>(self.index)?;
-            let history = table.get_data_slice_for::<PositionHistory>(self.history)?;
             Some(Rows {
-                body: slice(body),
-                changed: slice(changed),
-                index: slice(index),
-                history: slice(history),
+                body: write_cells(table.get_data_slice_for::<Body>(self.body)?),
+                changed: write_cells(table.get_changed_ticks_slice_for(self.body)?),
+                index: column::<BodyIndex>(table, self.index)?,
+                history: write_cells(table.get_data_slice_for::<PositionHistory>(self.history)?),
             })
         }
     }
