@@ -55,9 +55,13 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
     let ids = Columns::of(world);
     let state = world.resource::<SolverState>();
     let pool = split_pool().filter(|_| state.len() >= threshold);
-    // Two loops below, so that the common one (nothing copied out) tests
-    // nothing per body for it.
+    // Each row's code is chosen once for the whole scatter, so that the
+    // common case (nothing copied out, every slot valid) tests nothing per
+    // body for either.
     let copied = state.copied_out.contains(&true);
+    // (Without an invalid slot in this step, none diverged either: both
+    // set `pass_has_invalid`.)
+    let clean = !state.pass_has_invalid;
     for (table, matched) in matched_tables(bodies, world) {
         // SAFETY: the world is borrowed whole for this system and the
         // three columns are of three components, so three columns apart
@@ -85,9 +89,9 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
                     &mut history[row],
                 );
                 if copied {
-                    view.write::<true>(one);
+                    view.write::<true, false>(one);
                 } else {
-                    view.write::<false>(one);
+                    view.write::<false, false>(one);
                 }
             }
             continue;
@@ -97,15 +101,12 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
             None => rows.len().max(1),
         };
         let pool = pool.filter(|_| rows.len() > chunk);
-        if copied {
-            for_each_part(pool, rows.chunks(chunk), |rows| {
-                write_rows::<true>(rows, state, this_run)
-            });
-        } else {
-            for_each_part(pool, rows.chunks(chunk), |rows| {
-                write_rows::<false>(rows, state, this_run)
-            });
-        }
+        for_each_part(pool, rows.chunks(chunk), |rows| match (copied, clean) {
+            (false, true) => write_rows::<false, true>(rows, state, this_run),
+            (false, false) => write_rows::<false, false>(rows, state, this_run),
+            (true, true) => write_rows::<true, true>(rows, state, this_run),
+            (true, false) => write_rows::<true, false>(rows, state, this_run),
+        });
     }
     let mut solver = world.resource_mut::<SolverState>();
     let synced = (!solver.pass_has_invalid).then_some(this_run);
@@ -181,11 +182,15 @@ impl Columns {
 
 /// Writes each row's body (see [`View::write`]).
 #[inline(always)]
-fn write_rows<const COPIED: bool>(rows: Rows<'_>, state: &SolverState, this_run: Tick) -> bool {
+fn write_rows<const COPIED: bool, const CLEAN: bool>(
+    rows: Rows<'_>,
+    state: &SolverState,
+    this_run: Tick,
+) -> bool {
     let view = View::of(state, this_run);
     let bodies = rows.body.iter_mut().zip(rows.changed.iter_mut());
     for ((body, changed), (index, history)) in bodies.zip(rows.index.iter().zip(rows.history)) {
-        view.write::<COPIED>((body, changed, index, history));
+        view.write::<COPIED, CLEAN>((body, changed, index, history));
     }
     false
 }
@@ -225,9 +230,10 @@ impl<'a> View<'a> {
 
     /// Writes a body's [`PositionHistory`] (unless its group was copied
     /// out, `COPIED` being whether any was) and, for a dynamic slot, its
-    /// new state, marking it changed.
+    /// new state, marking it changed. `CLEAN`: every slot is valid and
+    /// none diverged in this step, which then goes untested.
     #[inline(always)]
-    fn write<const COPIED: bool>(
+    fn write<const COPIED: bool, const CLEAN: bool>(
         &self,
         (body, changed, index, history): (&mut Body, &mut Tick, &BodyIndex, &mut PositionHistory),
     ) {
@@ -248,7 +254,7 @@ impl<'a> View<'a> {
         // Dynamic slots only, less bodies made fixed since the rebuild
         // (which keep what your code wrote).
         if i < self.dynamic && (!self.masses_changed || self.inv_mass[i] > 0.0) {
-            if self.valid[i] {
+            if CLEAN || self.valid[i] {
                 body.position = self.pos[i].into();
                 body.velocity = self.vel[i].into();
                 *changed = self.this_run;
