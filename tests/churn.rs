@@ -229,17 +229,22 @@ fn fused_passes_over_several_runs_give_the_same_bits() {
         hang_ropes(&mut app, 60, 7);
         app
     };
-    let (mut plain, mut watched) = (ropes(false), ropes(true));
-    for frame in 0..300 {
-        plain.update();
-        watched.update();
+    swing_in_step(ropes(false), ropes(true), 300, 6060);
+}
+
+/// Steps both apps of ropes `frames` frames, asserts the same bits for
+/// every body each frame, and that the `bodies` bodies swing.
+fn swing_in_step(mut a: App, mut b: App, frames: usize, bodies: usize) {
+    for frame in 0..frames {
+        a.update();
+        b.update();
         assert!(
-            state(&mut plain) == state(&mut watched),
+            state(&mut a) == state(&mut b),
             "frame {frame}: the runs differ"
         );
     }
-    let end = state(&mut plain);
-    assert_eq!(end.len(), 6060);
+    let end = state(&mut a);
+    assert_eq!(end.len(), bodies);
     assert!(
         end.iter()
             .any(|(_, bits, _)| f32::from_bits(bits[3]) != 0.0),
@@ -261,22 +266,7 @@ fn a_scatter_split_over_threads_gives_the_same_bits() {
         hang_ropes(&mut app, 200, 5);
         app
     };
-    let (mut split, mut serial) = (ropes(1), ropes(usize::MAX));
-    for frame in 0..40 {
-        split.update();
-        serial.update();
-        assert!(
-            state(&mut split) == state(&mut serial),
-            "frame {frame}: the runs differ"
-        );
-    }
-    let end = state(&mut split);
-    assert_eq!(end.len(), 20_200);
-    assert!(
-        end.iter()
-            .any(|(_, bits, _)| f32::from_bits(bits[3]) != 0.0),
-        "the ropes swing"
-    );
+    swing_in_step(ropes(1), ropes(usize::MAX), 40, 20_200);
 }
 
 /// A component of yours, stored in a sparse set, that disables entities.
