@@ -10,7 +10,7 @@
 //! each other, limbs of one ragdoll included where no join holds them, so
 //! ragdolls pile up instead of falling through each other; resting
 //! ragdolls fall asleep and are drawn dimmer. Each is drawn as a figure
-//! (see [`FIGURE`]): head and joints as circles, arms, legs and torso as
+//! (see `FIGURE`): head and joints as circles, arms, legs and torso as
 //! thick strokes. Edit the model file while the example runs and every
 //! ragdoll is rebuilt from it; a broken file is reported (with its line)
 //! and the old ragdolls stay.
