@@ -7,6 +7,7 @@
 
 pub mod batches;
 pub mod broad;
+pub mod chain;
 pub mod constraints;
 pub mod implicit;
 pub mod integrate;

@@ -8,6 +8,8 @@
 
 use bevy::math::Vec3A;
 
+use super::chain::{add_chain_forces, chain_of};
+
 /// The force on the first end of a spring whose second end is at `d` and
 /// moves at `dv` relative to it.
 ///
@@ -40,24 +42,66 @@ pub struct SpringRow {
 }
 
 /// Where a pass reads the state of the bodies a spring's ends name, by
-/// slot: all slots at once (`(pos, vel, valid)` slices), or a part's own
-/// slots beside the fixed ones ([`PartEnds`]).
+/// slot: all slots at once ([`States`]), or a part's own slots beside the
+/// fixed ones ([`PartEnds`]).
 pub trait Ends {
     /// The position and velocity in `slot`.
     fn state(&self, slot: usize) -> (Vec3A, Vec3A);
     /// Whether `slot` can be stepped.
     fn valid(&self, slot: usize) -> bool;
+    /// The positions and velocities of the five slots from `slot`, if
+    /// they lie side by side in one array.
+    fn chain(&self, slot: usize) -> Option<(&[Vec3A; 5], &[Vec3A; 5])>;
 }
 
-impl Ends for (&[Vec3A], &[Vec3A], &[bool]) {
+/// The positions, velocities and validity of a run of slots, of one
+/// length, so that one test of a slot serves all three reads (the spring
+/// loop reads two ends a row, and a bounds test per array was a tenth of
+/// its instructions).
+#[derive(Clone, Copy)]
+pub struct States<'a> {
+    pos: &'a [Vec3A],
+    vel: &'a [Vec3A],
+    valid: &'a [bool],
+}
+
+impl<'a> States<'a> {
+    /// The three arrays of a run of slots.
+    ///
+    /// # Panics
+    ///
+    /// If they differ in length.
+    pub fn new(pos: &'a [Vec3A], vel: &'a [Vec3A], valid: &'a [bool]) -> Self {
+        assert!(
+            vel.len() == pos.len() && valid.len() == pos.len(),
+            "slot arrays of different lengths: {} positions, {} velocities, {} flags",
+            pos.len(),
+            vel.len(),
+            valid.len()
+        );
+        Self { pos, vel, valid }
+    }
+}
+
+impl Ends for States<'_> {
     #[inline(always)]
     fn state(&self, slot: usize) -> (Vec3A, Vec3A) {
-        (self.0[slot], self.1[slot])
+        let position = self.pos[slot];
+        // SAFETY: `vel` has the length of `pos` (checked in `new`; the
+        // fields are private), which `slot` was just tested against.
+        (position, unsafe { *self.vel.get_unchecked(slot) })
     }
 
     #[inline(always)]
     fn valid(&self, slot: usize) -> bool {
-        self.2[slot]
+        self.valid[slot]
+    }
+
+    #[inline(always)]
+    fn chain(&self, slot: usize) -> Option<(&[Vec3A; 5], &[Vec3A; 5])> {
+        let x = self.pos.get(slot..)?.first_chunk()?;
+        let v = self.vel.get(slot..)?.first_chunk()?;
+        Some((x, v))
     }
 }
 
@@ -68,9 +112,9 @@ impl Ends for (&[Vec3A], &[Vec3A], &[bool]) {
 #[derive(Clone, Copy)]
 pub struct PartEnds<'a> {
     pub base: usize,
-    pub own: (&'a [Vec3A], &'a [Vec3A], &'a [bool]),
+    pub own: States<'a>,
     pub fixed: usize,
-    pub fixed_state: (&'a [Vec3A], &'a [Vec3A], &'a [bool]),
+    pub fixed_state: States<'a>,
 }
 
 impl Ends for PartEnds<'_> {
@@ -91,6 +135,15 @@ impl Ends for PartEnds<'_> {
             self.own.valid(slot - self.base)
         }
     }
+
+    #[inline(always)]
+    fn chain(&self, slot: usize) -> Option<(&[Vec3A; 5], &[Vec3A; 5])> {
+        // Fixed slots have no forces to sum; a chain is of a part's own.
+        if slot >= self.fixed {
+            return None;
+        }
+        self.own.chain(slot.wrapping_sub(self.base))
+    }
 }
 
 /// The forces of `rows`, summed per body in row order into `force`, which
@@ -106,9 +159,42 @@ pub fn add_spring_forces(
     force: &mut [Vec3A],
 ) {
     force.fill(Vec3A::ZERO);
-    for row in rows {
+    // The test of `check` chosen once, outside the loop.
+    if check {
+        sum_forces::<true>(rows, ends, base, force);
+    } else {
+        sum_forces::<false>(rows, ends, base, force);
+    }
+}
+
+/// [`add_spring_forces`]'s loop, into zeroed forces. Without `CHECK`, four
+/// rows that form a chain of the bodies whose forces are summed here go
+/// through [`add_chain_forces`] at once (the same bits: see
+/// [`chain`](super::chain)).
+#[inline(always)]
+fn sum_forces<const CHECK: bool>(
+    rows: &[SpringRow],
+    ends: impl Ends,
+    base: usize,
+    force: &mut [Vec3A],
+) {
+    let mut rest = rows;
+    while let Some((row, tail)) = rest.split_first() {
+        if !CHECK
+            && let Some(block) = rest.first_chunk::<4>()
+            && let Some((first, order)) = chain_of(block)
+        {
+            let sums = force
+                .get_mut(first.wrapping_sub(base)..)
+                .and_then(|sums| sums.first_chunk_mut());
+            if let (Some(sums), Some((x, v))) = (sums, ends.chain(first)) {
+                add_chain_forces(block, order, x, v, sums);
+                rest = &rest[4..];
+                continue;
+            }
+        }
         let (a, b) = (row.a as usize, row.b as usize);
-        let f = if check && !(ends.valid(a) && ends.valid(b)) {
+        let f = if CHECK && !(ends.valid(a) && ends.valid(b)) {
             Vec3A::ZERO
         } else {
             let ((xa, va), (xb, vb)) = (ends.state(a), ends.state(b));
@@ -120,6 +206,7 @@ pub fn add_spring_forces(
         if let Some(on_b) = force.get_mut(b.wrapping_sub(base)) {
             *on_b -= f;
         }
+        rest = tail;
     }
 }
 
@@ -187,7 +274,7 @@ mod tests {
         let mut force = [Vec3A::ONE; 2];
         add_spring_forces(
             &rows,
-            (&pos[..], &vel[..], &[true; 3][..]),
+            States::new(&pos, &vel, &[true; 3]),
             false,
             0,
             &mut force,
@@ -200,12 +287,21 @@ mod tests {
         let mut checked = [Vec3A::ONE; 2];
         add_spring_forces(
             &rows,
-            (&pos[..], &vel[..], &[true, false, true][..]),
+            States::new(&pos, &vel, &[true, false, true]),
             true,
             0,
             &mut checked,
         );
         assert_eq!(checked, [Vec3A::ZERO; 2]);
+    }
+
+    /// Arrays of slots of different lengths are refused when the view is
+    /// made, since its reads test a slot against the positions alone.
+    #[test]
+    #[should_panic(expected = "slot arrays of different lengths")]
+    fn states_of_different_lengths_are_refused() {
+        let pos = [Vec3A::ZERO; 3];
+        States::new(&pos, &pos[..2], &[true; 3]);
     }
 
     /// A part's view (its own slots, then the fixed ones) gives the same
@@ -236,12 +332,12 @@ mod tests {
             },
         ];
         let mut whole = [Vec3A::ZERO; 2];
-        add_spring_forces(&rows, (&pos[..], &vel[..], &valid[..]), true, 2, &mut whole);
+        add_spring_forces(&rows, States::new(&pos, &vel, &valid), true, 2, &mut whole);
         let view = PartEnds {
             base: 2,
-            own: (&pos[2..4], &vel[2..4], &valid[2..4]),
+            own: States::new(&pos[2..4], &vel[2..4], &valid[2..4]),
             fixed: 4,
-            fixed_state: (&pos[4..], &vel[4..], &valid[4..]),
+            fixed_state: States::new(&pos[4..], &vel[4..], &valid[4..]),
         };
         let mut part = [Vec3A::ZERO; 2];
         add_spring_forces(&rows, view, true, 2, &mut part);

@@ -93,9 +93,10 @@ pub(crate) struct Watches {
     /// Per island in group order, whether it was pushed, edited or
     /// constrained since the last measurement (kept to reuse its memory).
     touched: Vec<bool>,
-    /// The islands a measurement takes (group, island, index in group
-    /// order) and what it found, kept to reuse their memory.
-    wanted: Vec<(u32, u32, u32)>,
+    /// Per island in group order, which one a measurement takes (its
+    /// group and its place there; `None`: touched or implicit, not
+    /// measured) and what it found, kept to reuse their memory.
+    wanted: Vec<Option<(u32, u32)>>,
     energies: Vec<Option<(f64, f64, f64)>>,
 }
 
@@ -185,22 +186,19 @@ fn island_of(solver: &SolverState, slot: usize) -> Option<usize> {
 /// however many there are), then compared on this thread.
 fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter, parallel: usize) {
     let g = solver.gravity;
-    // The islands to measure, in group order: (group, island in it, index).
+    // Per island in group order, the ones to measure: (group, island in it).
     let mut wanted = core::mem::take(&mut watches.wanted);
     wanted.clear();
-    let mut index = 0;
     for (k, group) in solver.groups.iter().enumerate() {
         for island in 0..group.islands.len() {
-            if !group.implicit && !watches.touched[index] {
-                wanted.push((k as u32, island as u32, index as u32));
-            }
-            index += 1;
+            let measured = !group.implicit && !watches.touched[wanted.len()];
+            wanted.push(measured.then_some((k as u32, island as u32)));
         }
     }
     let mut energies = core::mem::take(&mut watches.energies);
     energies.clear();
     energies.resize(wanted.len(), None);
-    let energy_of = |&(k, island, _): &(u32, u32, u32)| {
+    let energy_of = |&(k, island): &(u32, u32)| {
         let group = &solver.groups[k as usize];
         let h = f64::from(solver.timestep) / f64::from(group.passes.max(1));
         island_energy(solver, &group.islands[island as usize], g, h)
@@ -213,23 +211,16 @@ fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter,
     let jobs = energies.chunks_mut(chunk).zip(wanted.chunks(chunk));
     for_each_part(pool, jobs, |(out, wanted)| {
         for (out, island) in out.iter_mut().zip(wanted) {
-            *out = energy_of(island);
+            *out = island.as_ref().and_then(energy_of);
         }
         false
     });
-    let mut measured = wanted.iter().zip(&energies).peekable();
     let mut index = 0;
     for group in &solver.groups {
         for span in &group.islands {
             let watch = &mut watches.islands[index];
-            let energy = match measured.peek() {
-                Some(&(&(_, _, at), &energy)) if at as usize == index => {
-                    measured.next();
-                    energy
-                }
-                // Touched or implicit: not measured.
-                _ => None,
-            };
+            // `None`: touched or implicit, not measured.
+            let energy = energies[index];
             index += 1;
             let Some((energy, kinetic, floor)) = energy else {
                 *watch = Watch::default();

@@ -36,7 +36,7 @@ use crate::kernels::constraints::{
 use crate::kernels::implicit::{Cg, Island, State, plan, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
 use crate::kernels::parts::{Span, balance, pieces};
-use crate::kernels::springs::{PartEnds, add_spring_forces};
+use crate::kernels::springs::{PartEnds, States, add_spring_forces};
 use crate::solver::SolverState;
 use crate::solver::par::{Done, JOBS_PER_THREAD, for_each_part, let_sleep, split_pool, wait_for};
 
@@ -156,7 +156,7 @@ impl Pass {
     /// all on one thread.
     /// `cut` is how [`parts`](Self::parts) cuts it.
     fn one_large_island(&self, solver: &SolverState, cut: &Parts) -> bool {
-        matches!(cut, Parts::Whole(_)) && matches!(self.body_parts(solver), Parts::Split(..))
+        matches!(cut, Parts::Whole(_)) && self.body_pool(solver).is_some()
     }
 
     /// A pass of a group of springs alone: each part of the group (runs of
@@ -179,7 +179,7 @@ impl Pass {
         let (pos, fixed_pos) = solver.pos.split_at_mut(fixed);
         let (vel, fixed_vel) = solver.vel.split_at_mut(fixed);
         let (valid, fixed_valid) = solver.valid.split_at_mut(fixed);
-        let fixed_state = (&fixed_pos[..], &fixed_vel[..], &fixed_valid[..]);
+        let fixed_state = States::new(fixed_pos, fixed_vel, fixed_valid);
         let base = parts.first().map_or(0, |part| part.slots.start);
         let jobs = pieces(&mut pos[base..], base, parts)
             .zip(pieces(&mut vel[base..], base, parts))
@@ -198,7 +198,7 @@ impl Pass {
                 let local = run.slots.start - span.slots.start..run.slots.end - span.slots.start;
                 let ends = PartEnds {
                     base: span.slots.start,
-                    own: (&pos[..], &vel[..], &valid[..]),
+                    own: States::new(pos, vel, valid),
                     fixed,
                     fixed_state,
                 };
@@ -233,9 +233,8 @@ impl Pass {
     /// compute task pool when the group is large, even if it is one
     /// island, or else as one part on this thread.
     fn body_parts(&self, solver: &SolverState) -> Parts {
-        let group = &solver.groups[self.group];
-        let slots = group.slots.clone();
-        match split_pool().filter(|_| slots.len() >= self.parallel_threshold) {
+        let slots = solver.groups[self.group].slots.clone();
+        match self.body_pool(solver) {
             Some((pool, threads)) => {
                 let parts = threads * JOBS_PER_THREAD;
                 let spans = (0..parts)
@@ -249,6 +248,13 @@ impl Pass {
             }
             None => Parts::Whole(Span { slots, rows: 0..0 }),
         }
+    }
+
+    /// The pool and its thread count when [`body_parts`](Self::body_parts)
+    /// splits the group (it is large enough), without cutting it.
+    fn body_pool(&self, solver: &SolverState) -> Option<(&'static TaskPool, usize)> {
+        let slots = solver.groups[self.group].slots.len();
+        split_pool().filter(|_| slots >= self.parallel_threshold)
     }
 
     /// [`parts`](Self::parts), for groups of at least `threshold` slots.
@@ -279,7 +285,7 @@ impl Pass {
         let base = solver.groups[self.group].slots.start;
         let check = solver.pass_has_invalid;
         let springs = &solver.springs;
-        let state = (&solver.pos[..], &solver.vel[..], &solver.valid[..]);
+        let state = States::new(&solver.pos, &solver.vel, &solver.valid);
         let forces = pieces(&mut solver.force[base..], base, parts);
         for_each_part(pool, parts.iter().zip(forces), |(part, force)| {
             add_spring_forces(
