@@ -56,8 +56,8 @@ pub trait Ends {
 
 /// The positions, velocities and validity of a run of slots, of one
 /// length, so that one test of a slot serves all three reads (the spring
-/// loop reads two ends a row, and a bounds test per array was a tenth of
-/// its instructions).
+/// loop reads two ends a row; the second test of each read was about 4 %
+/// of the kernel's instructions on a rope, by callgrind).
 #[derive(Clone, Copy)]
 pub struct States<'a> {
     pos: &'a [Vec3A],
