@@ -33,6 +33,9 @@ use criterion::{Criterion, criterion_group};
 
 mod common;
 use common::{Counting, H, Plain, live_bytes, median, rope, time};
+#[path = "../examples/support/part_times.rs"]
+mod part_times;
+use part_times::{PartTimes, time_part};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -178,58 +181,29 @@ fn memory() {
 /// needs a renderer and is not in it.
 fn split() {
     use bevy::app::{RunFixedMainLoop, RunFixedMainLoopSystems};
-    use bevy::platform::time::Instant;
     use bevy::transform::TransformSystems;
 
-    /// Accumulated wall time per part, and when the current part began.
-    #[derive(Resource, Default)]
-    struct Parts {
-        started: Option<Instant>,
-        spent: [Duration; 3],
-    }
-    fn start(world: &mut World) {
-        world.resource_mut::<Parts>().started = Some(Instant::now());
-    }
-    fn stop<const PART: usize>(world: &mut World) {
-        let mut parts = world.resource_mut::<Parts>();
-        if let Some(started) = parts.started.take() {
-            parts.spent[PART] += started.elapsed();
-        }
-    }
-
     let mut app = plugin_app();
-    app.add_plugins(bevy::transform::TransformPlugin)
-        .init_resource::<Parts>()
-        .add_systems(
+    app.add_plugins(bevy::transform::TransformPlugin);
+    let parts = [
+        time_part(
+            &mut app,
             RunFixedMainLoop,
-            (
-                start.before(RunFixedMainLoopSystems::FixedMainLoop),
-                stop::<0>.after(RunFixedMainLoopSystems::FixedMainLoop),
-            ),
-        )
-        .add_systems(
-            Update,
-            (
-                start.before(InterpolationSystems::Interpolate),
-                stop::<1>.after(InterpolationSystems::Interpolate),
-            ),
-        )
-        .add_systems(
-            PostUpdate,
-            (
-                start.before(TransformSystems::Propagate),
-                stop::<2>.after(TransformSystems::Propagate),
-            ),
-        );
+            RunFixedMainLoopSystems::FixedMainLoop,
+            None,
+        ),
+        time_part(&mut app, Update, InterpolationSystems::Interpolate, None),
+        time_part(&mut app, PostUpdate, TransformSystems::Propagate, None),
+    ];
     for _ in 0..2 * FRAMES {
         app.update();
     }
-    *app.world_mut().resource_mut::<Parts>() = Parts::default();
+    app.world_mut().resource_mut::<PartTimes>().reset();
     const MEASURED: u32 = 20 * FRAMES;
     let total = time(MEASURED as usize, || app.update());
-    let spent = app.world().resource::<Parts>().spent;
+    let spent = &app.world().resource::<PartTimes>().spent;
     let per_frame = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(MEASURED);
-    let [fixed, draw, propagate] = spent.map(per_frame);
+    let [fixed, draw, propagate] = parts.map(|part| per_frame(spent[part]));
     let frame = total * 1e6 / f64::from(MEASURED);
     println!(
         "frames/{ROPES}x{LINKS}/split: per frame (one step in {FRAMES}, {MEASURED} frames): \

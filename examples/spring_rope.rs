@@ -479,11 +479,14 @@ mod stress {
         use std::time::Duration;
 
         use bevy::app::{RunFixedMainLoop, RunFixedMainLoopSystems};
+        use bevy::ecs::schedule::SystemSet;
         use bevy::platform::time::Instant;
         use bevy::prelude::*;
         use bevy::render::RenderApp;
         use bevy::transform::TransformSystems;
         use bevy_euler_physics::prelude::*;
+
+        use crate::support::part_times::{PartTimes, time_part};
 
         /// Frames run before the timing starts.
         const SETTLE: u32 = 120;
@@ -505,7 +508,8 @@ mod stress {
             }
         }
 
-        /// The parts timed, in the order they run.
+        /// The parts timed, in the order they run (and of their indices in
+        /// [`PartTimes`]).
         const PARTS: [&str; 4] = [
             "fixed loop",
             "interpolation",
@@ -513,16 +517,13 @@ mod stress {
             "transform propagation",
         ];
 
-        /// Time spent per part since the timing started.
+        /// The timed frames and fixed steps.
         #[derive(Resource)]
         struct Split {
             frames: u32,
             seen: u32,
             /// When the timed frames began.
             began: Option<Instant>,
-            /// When the part now running began.
-            part: Option<Instant>,
-            spent: [Duration; 4],
             /// Fixed steps run since the timing started.
             steps: u32,
             /// Nanoseconds in render extraction, written by the render
@@ -549,58 +550,34 @@ mod stress {
                 frames,
                 seen: 0,
                 began: None,
-                part: None,
-                spent: [Duration::ZERO; 4],
                 steps: 0,
                 extract,
             })
             .add_systems(First, count)
-            .add_systems(FixedFirst, |mut split: ResMut<Split>| split.steps += 1)
-            .add_systems(
+            .add_systems(FixedFirst, |mut split: ResMut<Split>| split.steps += 1);
+            let interpolate = InterpolationSystems::Interpolate;
+            time_part(
+                app,
                 RunFixedMainLoop,
-                (
-                    start.before(RunFixedMainLoopSystems::FixedMainLoop),
-                    stop::<0>.after(RunFixedMainLoopSystems::FixedMainLoop),
-                ),
-            )
-            .add_systems(
-                Update,
-                (
-                    start.before(InterpolationSystems::Interpolate),
-                    (stop::<1>, start)
-                        .chain()
-                        .after(InterpolationSystems::Interpolate)
-                        .before(Drawing),
-                    stop::<2>.after(Drawing),
-                ),
-            )
-            .add_systems(
-                PostUpdate,
-                (
-                    start.before(TransformSystems::Propagate),
-                    stop::<3>.after(TransformSystems::Propagate),
-                ),
+                RunFixedMainLoopSystems::FixedMainLoop,
+                None,
             );
-        }
-
-        fn start(world: &mut World) {
-            world.resource_mut::<Split>().part = Some(Instant::now());
-        }
-
-        fn stop<const PART: usize>(world: &mut World) {
-            let mut split = world.resource_mut::<Split>();
-            if let Some(part) = split.part.take() {
-                split.spent[PART] += part.elapsed();
-            }
+            time_part(app, Update, interpolate, None);
+            time_part(app, Update, Drawing, Some(interpolate.intern()));
+            time_part(app, PostUpdate, TransformSystems::Propagate, None);
         }
 
         /// Starts the timing after [`SETTLE`] frames; after the timed
         /// frames, prints each part per frame and exits.
-        fn count(mut split: ResMut<Split>, mut exit: MessageWriter<AppExit>) {
+        fn count(
+            mut split: ResMut<Split>,
+            mut times: ResMut<PartTimes>,
+            mut exit: MessageWriter<AppExit>,
+        ) {
             split.seen += 1;
             if split.seen == SETTLE {
                 split.began = Some(Instant::now());
-                split.spent = [Duration::ZERO; 4];
+                times.reset();
                 split.steps = 0;
                 split.extract.store(0, Ordering::Relaxed);
             }
@@ -619,7 +596,7 @@ mod stress {
                 split.frames
             );
             let mut parts = 0.0;
-            for (name, spent) in PARTS.iter().zip(split.spent) {
+            for (name, &spent) in PARTS.iter().zip(&times.spent) {
                 let ms = per_frame(spent);
                 parts += ms;
                 line += &format!(" {name} {ms:.2} ms,");

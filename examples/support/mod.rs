@@ -10,6 +10,9 @@
 
 #[cfg(feature = "model-assets")]
 pub mod parts;
+// Only `spring_rope` times parts of its frames.
+#[allow(dead_code)]
+pub mod part_times;
 
 use std::time::Duration;
 
