@@ -18,6 +18,9 @@
 //!   other one asleep, or no bodies), `one` (one falling body), or `bare`
 //!   (no bodies and no plugin: Bevy's own `FixedMain`);
 //! - `ROPES` (default 100), `STEPS` (default 100);
+//! - `SYSTEMS=1`: a system of yours that does nothing in each of the four
+//!   sets of `PhysicsSubstep` (as the fourth column of `benches/step.rs`),
+//!   so that each pass copies its bodies out and back around each set;
 //! - `THREADS` (compute threads, default 1; 0 for Bevy's default pools)
 //!   and `THRESHOLD`
 //!   (`PhysicsSettings::parallel_threshold`, default: never parallel);
@@ -44,6 +47,9 @@ fn var(name: &str, default: usize) -> usize {
         .and_then(|value| value.parse().ok())
         .unwrap_or(default)
 }
+
+/// Does nothing, but sits in a substep set.
+fn watch(_bodies: SubstepBodies<&Body>) {}
 
 /// The ropes scene as plain arrays, stepped `steps` times.
 fn plain(ropes: usize, steps: usize) -> Duration {
@@ -79,6 +85,11 @@ fn main() {
                 parallel_threshold: var("THRESHOLD", usize::MAX),
                 ..default()
             });
+    }
+    if var("SYSTEMS", 0) > 0 {
+        for set in SubstepSystems::ALL {
+            app.add_systems(PhysicsSubstep, watch.in_set(set));
+        }
     }
     if std::env::var("EXECUTOR").is_ok_and(|e| e == "single") {
         single_threaded_fixed_main(&mut app);

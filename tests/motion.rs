@@ -516,3 +516,105 @@ fn a_spring_tuned_by_frequency_keeps_its_period_whatever_the_mass() {
     let k = app.world().get::<Spring>(spring).unwrap().stiffness;
     assert!((k - 8.0 * omega * omega).abs() < 1e-3 * k, "k = {k}");
 }
+
+/// Stiffness of the pull to the origin of [`pull_home`], per kilogram.
+const HOME: f32 = 40.0;
+/// The share of its velocity [`drag_in_hook`] leaves a body each pass.
+const KEEP: f32 = 0.999;
+
+fn pull_home(mut bodies: SubstepBodies<(&Body, &mut AccumulatedForce)>) {
+    for (body, mut force) in bodies.iter_mut() {
+        force.0 -= HOME * body.position / body.inv_mass;
+    }
+}
+
+fn drag_in_hook(mut bodies: SubstepBodies<&mut Body>) {
+    for mut body in bodies.iter_mut() {
+        body.velocity *= KEEP;
+    }
+}
+
+/// The positions of `probe` (spawned with `Substeps(4)` at `start`) over
+/// 120 steps of a scene with systems of yours in two sets of
+/// `PhysicsSubstep`, beside `crowd` bodies at one pass a step.
+fn probe_path(start: Vec3, crowd: usize) -> (Vec<Vec3>, Option<Entity>, App) {
+    let mut app = app();
+    set_gravity(&mut app, Vec3::ZERO);
+    app.add_systems(
+        PhysicsSubstep,
+        (
+            pull_home.in_set(SubstepSystems::AccumulateForces),
+            drag_in_hook.in_set(SubstepSystems::SolveConstraints),
+        ),
+    );
+    let probe = spawn(&mut app, (Body::new(2.0).with_position(start), Substeps(4)));
+    let others: Vec<Entity> = (0..crowd)
+        .map(|i| spawn(&mut app, Body::new(1.0).with_position(Vec3::X * i as f32)))
+        .collect();
+    let path = (0..120)
+        .map(|_| {
+            step(&mut app, 1);
+            body(&app, probe).position
+        })
+        .collect();
+    (path, others.last().copied(), app)
+}
+
+/// Systems of yours in `PhysicsSubstep` see and move the pass's bodies
+/// the same whether their group holds most of the bodies (its copies walk
+/// the tables' columns) or few of them (its copies look up its
+/// entities): a body pulled home by a force added in each pass and slowed
+/// in the constraint hook follows the same path, bit for bit, alone and
+/// beside forty bodies at another pass count; and that path is the
+/// semi-implicit recurrence of those forces (`v ← KEEP·(v + h·f/m)`, then
+/// `x ← x + h·v`, with `h` a quarter step). The crowd's last body, pulled
+/// the same way, follows the same recurrence at one pass.
+#[test]
+fn substep_systems_move_a_body_alike_in_a_large_group_and_a_small_one() {
+    let start = Vec3::new(0.5, -0.25, 0.125);
+    let (alone, _, _) = probe_path(start, 0);
+    let (crowded, last, app) = probe_path(start, 40);
+    let first_apart = alone.iter().zip(&crowded).position(|(a, c)| a != c);
+    assert_eq!(
+        first_apart.map(|n| (n, alone[n], crowded[n])),
+        None,
+        "the probe's path alone and beside 40 bodies: first step apart"
+    );
+    let recurrence = |x0: f64, passes: usize, steps: usize| {
+        let h = f64::from(H) / passes as f64;
+        let (mut x, mut v) = (x0, 0.0f64);
+        let mut path = Vec::new();
+        for _ in 0..steps {
+            for _ in 0..passes {
+                v = f64::from(KEEP) * (v - h * f64::from(HOME) * x);
+                x += h * v;
+            }
+            path.push(x);
+        }
+        path
+    };
+    for axis in 0..3 {
+        let expected = recurrence(f64::from(start[axis]), 4, 120);
+        for (n, (got, want)) in alone.iter().zip(&expected).enumerate() {
+            assert!(
+                (f64::from(got[axis]) - want).abs() < 1e-5,
+                "step {n}, axis {axis}: {} against {want}",
+                got[axis]
+            );
+        }
+    }
+    // Sanity: the pull really moved it (a quarter of a period is 15 steps).
+    assert!(alone[14].length() < 0.5 * start.length(), "{:?}", alone[14]);
+    let last = last.expect("a crowd of 40");
+    let x = body(&app, last).position.x;
+    let expected = recurrence(39.0, 1, 120)[119];
+    assert!(
+        (f64::from(x) - expected).abs() < 1e-4 * 39.0,
+        "the crowd's last body: {x} against {expected}"
+    );
+    assert_eq!(
+        app.world().get::<AccumulatedForce>(last).unwrap().0,
+        Vec3::ZERO,
+        "the force added in the pass was taken"
+    );
+}

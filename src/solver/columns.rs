@@ -1,7 +1,9 @@
 //! The tables a query matches, read and written as whole columns by the
 //! exclusive systems at the two ends of a step: the scans for what your
 //! code wrote ([`gather`](super::gather)) and the
-//! [`scatter`](super::scatter).
+//! [`scatter`](super::scatter); and by the copies around systems of yours
+//! in `PhysicsSubstep` ([`substep`](super::substep)), for a group that
+//! holds most of the bodies.
 //!
 //! Bevy's query visits its items one by one, testing each change tick
 //! through its filter; a scan of 100 000 bodies for the few your code
@@ -18,6 +20,10 @@ use bevy::ecs::query::{QueryData, QueryFilter};
 use bevy::ecs::storage::Table;
 use bevy::prelude::*;
 
+use crate::data::body::Body;
+use crate::data::drawing::PositionHistory;
+use crate::data::requests::BodyIndex;
+
 /// Which rows of a table a query matches.
 pub(crate) enum Matched {
     /// All of them.
@@ -26,6 +32,16 @@ pub(crate) enum Matched {
     /// component stored in sparse sets, say one of yours that disables
     /// entities, is not matched).
     Rows(Vec<usize>),
+}
+
+impl Matched {
+    /// Calls `f` with each matched row of a table of `len` rows, in order.
+    pub(crate) fn for_each(self, len: usize, f: impl FnMut(usize)) {
+        match self {
+            Matched::All => (0..len).for_each(f),
+            Matched::Rows(rows) => rows.into_iter().for_each(f),
+        }
+    }
 }
 
 /// The tables `query` matches (its archetypes updated), each with the
@@ -71,6 +87,75 @@ pub(crate) fn table_component<T: Component>(world: &World) -> ComponentId {
             .is_some_and(|info| info.storage_type() == StorageType::Table)
     );
     id
+}
+
+/// A table's columns of a body's state, as slices of one length: `Body`
+/// with its changed ticks, `BodyIndex` and `PositionHistory`, which the
+/// scatter and the copies around systems of yours write.
+pub(crate) struct BodyRows<'a> {
+    pub body: &'a mut [Body],
+    pub changed: &'a mut [Tick],
+    pub index: &'a [BodyIndex],
+    pub history: &'a mut [PositionHistory],
+}
+
+impl<'a> BodyRows<'a> {
+    pub(crate) fn len(&self) -> usize {
+        self.body.len()
+    }
+
+    /// Cuts the rows into runs of at most `n`.
+    pub(crate) fn chunks(self, n: usize) -> impl Iterator<Item = BodyRows<'a>> {
+        self.body
+            .chunks_mut(n)
+            .zip(self.changed.chunks_mut(n))
+            .zip(self.index.chunks(n))
+            .zip(self.history.chunks_mut(n))
+            .map(|(((body, changed), index), history)| BodyRows {
+                body,
+                changed,
+                index,
+                history,
+            })
+    }
+}
+
+/// The component ids of [`BodyRows`]' columns.
+#[derive(Clone, Copy)]
+pub(crate) struct BodyColumns {
+    body: ComponentId,
+    index: ComponentId,
+    history: ComponentId,
+}
+
+impl BodyColumns {
+    pub(crate) fn of(world: &World) -> Self {
+        Self {
+            body: table_component::<Body>(world),
+            index: table_component::<BodyIndex>(world),
+            history: table_component::<PositionHistory>(world),
+        }
+    }
+
+    /// The table's columns of a body's state, all its rows, or `None` if
+    /// it lacks one.
+    ///
+    /// # Safety
+    ///
+    /// Nothing else may read or write these columns (or `Body`'s changed
+    /// ticks) while the slices live.
+    pub(crate) unsafe fn rows(self, table: &Table) -> Option<BodyRows<'_>> {
+        // SAFETY: each column holds the type of its component id, and the
+        // caller promises the only access.
+        unsafe {
+            Some(BodyRows {
+                body: write_cells(table.get_data_slice_for::<Body>(self.body)?),
+                changed: write_cells(table.get_changed_ticks_slice_for(self.body)?),
+                index: column::<BodyIndex>(table, self.index)?,
+                history: write_cells(table.get_data_slice_for::<PositionHistory>(self.history)?),
+            })
+        }
+    }
 }
 
 /// `cells` as a slice.

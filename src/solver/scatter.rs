@@ -10,8 +10,6 @@
 //! was the largest part of the step left on one thread.)
 
 use bevy::ecs::change_detection::Tick;
-use bevy::ecs::component::ComponentId;
-use bevy::ecs::storage::Table;
 use bevy::math::Vec3A;
 use bevy::prelude::*;
 
@@ -20,7 +18,7 @@ use crate::data::drawing::PositionHistory;
 use crate::data::requests::BodyIndex;
 use crate::data::settings::{PhysicsSettings, PhysicsStep};
 use crate::solver::SolverState;
-use crate::solver::columns::{Matched, column, matched_tables, table_component, write_cells};
+use crate::solver::columns::{BodyColumns, BodyRows, Matched, matched_tables};
 use crate::solver::par::{JOBS_PER_THREAD, for_each_part, split_pool};
 
 /// The bodies the scatter writes: those a step moves, with their index and
@@ -52,7 +50,7 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
         .ended = this_run;
     let threshold = world.resource::<PhysicsSettings>().parallel_threshold;
     bodies.update_archetypes(world);
-    let ids = Columns::of(world);
+    let ids = BodyColumns::of(world);
     let state = world.resource::<SolverState>();
     let pool = split_pool().filter(|_| state.len() >= threshold);
     // Each row's code is chosen once for the whole scatter, so that the
@@ -74,7 +72,7 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
         let Some(rows) = rows else { continue };
         if let Matched::Rows(matched) = matched {
             // Only the matched archetypes' rows, one by one.
-            let Rows {
+            let BodyRows {
                 body,
                 changed,
                 index,
@@ -113,77 +111,10 @@ pub(crate) fn scatter(world: &mut World, bodies: &mut Scattered) {
     solver.group_synced.fill(synced);
 }
 
-/// The scatter's components in a table, as mutable slices of one length.
-struct Rows<'a> {
-    body: &'a mut [Body],
-    changed: &'a mut [Tick],
-    index: &'a [BodyIndex],
-    history: &'a mut [PositionHistory],
-}
-
-impl<'a> Rows<'a> {
-    fn len(&self) -> usize {
-        self.body.len()
-    }
-
-    /// Cuts the rows into runs of at most `n`.
-    fn chunks(self, n: usize) -> impl Iterator<Item = Rows<'a>> {
-        self.body
-            .chunks_mut(n)
-            .zip(self.changed.chunks_mut(n))
-            .zip(self.index.chunks(n))
-            .zip(self.history.chunks_mut(n))
-            .map(|(((body, changed), index), history)| Rows {
-                body,
-                changed,
-                index,
-                history,
-            })
-    }
-}
-
-/// The component ids of the scatter's columns.
-#[derive(Clone, Copy)]
-struct Columns {
-    body: ComponentId,
-    index: ComponentId,
-    history: ComponentId,
-}
-
-impl Columns {
-    fn of(world: &World) -> Self {
-        Self {
-            body: table_component::<Body>(world),
-            index: table_component::<BodyIndex>(world),
-            history: table_component::<PositionHistory>(world),
-        }
-    }
-
-    /// The table's columns of the scatter's components, all its rows, or
-    /// `None` if it lacks one.
-    ///
-    /// # Safety
-    ///
-    /// Nothing else may read or write these columns (or `Body`'s changed
-    /// ticks) while the slices live.
-    unsafe fn rows(self, table: &Table) -> Option<Rows<'_>> {
-        // SAFETY: each column holds the type of its component id, and the
-        // caller promises the only access.
-        unsafe {
-            Some(Rows {
-                body: write_cells(table.get_data_slice_for::<Body>(self.body)?),
-                changed: write_cells(table.get_changed_ticks_slice_for(self.body)?),
-                index: column::<BodyIndex>(table, self.index)?,
-                history: write_cells(table.get_data_slice_for::<PositionHistory>(self.history)?),
-            })
-        }
-    }
-}
-
 /// Writes each row's body (see [`View::write`]).
 #[inline(always)]
 fn write_rows<const COPIED: bool, const CLEAN: bool>(
-    rows: Rows<'_>,
+    rows: BodyRows<'_>,
     state: &SolverState,
     this_run: Tick,
 ) -> bool {
