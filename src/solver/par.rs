@@ -272,4 +272,37 @@ mod tests {
             start.elapsed()
         );
     }
+
+    /// A thread kept awake runs a scope's task at once: two tasks of a
+    /// scope that each wait for the other to start (so that neither ends
+    /// unless one runs on the calling thread and the other on the pool's,
+    /// which is busy with `keep_awake`'s task) both see the other, where a
+    /// task that kept its thread without yielding would leave each waiting
+    /// out its ten seconds.
+    #[test]
+    fn a_thread_kept_awake_takes_a_scopes_task() {
+        let pool = TaskPoolBuilder::new().num_threads(1).build();
+        keep_awake(&pool, 2, Duration::from_secs(60));
+        // Let the pool's thread start the task that keeps it awake.
+        std::thread::sleep(Duration::from_millis(50));
+        let started = AtomicUsize::new(0);
+        let started = &started;
+        let met = pool.scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(async move {
+                    started.fetch_add(1, Ordering::AcqRel);
+                    let deadline = Instant::now() + Duration::from_secs(10);
+                    while started.load(Ordering::Acquire) < 2 {
+                        if Instant::now() > deadline {
+                            return false;
+                        }
+                        core::hint::spin_loop();
+                    }
+                    true
+                });
+            }
+        });
+        let_sleep();
+        assert_eq!(met, [true, true], "each task saw the other start");
+    }
 }
