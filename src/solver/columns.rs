@@ -3,7 +3,7 @@
 //! code wrote ([`gather`](super::gather)) and the
 //! [`scatter`](super::scatter); and by the copies around systems of yours
 //! in `PhysicsSubstep` ([`substep`](super::substep)), for a group that
-//! holds most of the bodies.
+//! holds more than a tenth of the slots.
 //!
 //! Bevy's query visits its items one by one, testing each change tick
 //! through its filter; a scan of 100 000 bodies for the few your code
@@ -134,6 +134,23 @@ impl BodyColumns {
             body: table_component::<Body>(world),
             index: table_component::<BodyIndex>(world),
             history: table_component::<PositionHistory>(world),
+        }
+    }
+
+    /// The table's `Body` and `BodyIndex` columns, to read, or `None` if it
+    /// lacks one.
+    ///
+    /// # Safety
+    ///
+    /// Nothing may write these columns while the slices live.
+    pub(crate) unsafe fn read(self, table: &Table) -> Option<(&[Body], &[BodyIndex])> {
+        // SAFETY: each column holds the type of its component id, and the
+        // caller promises no write.
+        unsafe {
+            Some((
+                column::<Body>(table, self.body)?,
+                column::<BodyIndex>(table, self.index)?,
+            ))
         }
     }
 

@@ -6,9 +6,9 @@
 //! A scene without such systems never copies: its passes run on the
 //! arrays alone and each `Body` is written once, by the scatter.
 //!
-//! A group that holds most of the bodies is copied by walking the
-//! tables' columns, as the scatter writes them; a small one by looking up
-//! its entities. (On the ropes of `benches/step.rs` at 1000×100 with a
+//! A group that holds more than a tenth of the slots is copied by walking
+//! the tables' columns, as the scatter writes them; a smaller one by
+//! looking up its entities. (On the ropes of `benches/step.rs` at 1000×100 with a
 //! system in each of the four sets, the lookups were most of the step.)
 
 use bevy::prelude::*;
@@ -34,21 +34,32 @@ pub(crate) type CopyIn = (
     Option<&'static mut AccumulatedForce>,
 );
 
-/// A group holds at least this share of the slots (one in `WALK_SHARE`)
+/// A group holds more than this share of the slots (one in `WALK_SHARE`)
 /// for its copies to walk the tables' columns, testing each row's group,
-/// rather than look up the group's entities one by one. The two cost the
-/// same at about a tenth: with a system of yours in each set, one rope of
+/// rather than look up the group's entities one by one. The two cost about
+/// the same at a tenth (looking up a little less): with a system of yours
+/// in each set, one rope of
 /// 100 bodies at 8 passes beside others at one pass
 /// (`SCENE=fine SYSTEMS=1` in `benches/profile.rs`) stepped in 118 µs
 /// walking against 147–149 µs looking up with a third of the slots, 141
 /// against 160–165 µs with a fifth, 196–198 against 190–191 µs with a
-/// tenth, and 529–531 against 364–367 µs with a fortieth.
+/// tenth, and 529–531 against 364–367 µs with a fortieth (before the walk
+/// checked each row's entity, which costs it about a sixth more).
 const WALK_SHARE: usize = 10;
 
 /// Whether the copies of group `group` walk the tables (see
 /// [`WALK_SHARE`]).
 fn walks(solver: &SolverState, group: usize) -> bool {
-    solver.groups[group].entities.len() * WALK_SHARE >= solver.pos.len()
+    solver.groups[group].entities.len() * WALK_SHARE > solver.pos.len()
+}
+
+/// Whether a row walked by a copy of group `group` holds one of the
+/// group's bodies: its `BodyIndex` names the group and a slot that `entity`
+/// holds in this layout (see [`SolverState::entity_of`]), so that the walk
+/// visits exactly the bodies the lookup visits.
+#[inline(always)]
+fn owns(solver: &SolverState, group: usize, index: &BodyIndex, entity: Entity) -> bool {
+    index.group as usize == group && solver.entity_of(group, index.slot as usize) == Some(entity)
 }
 
 /// Writes the state of group `group`'s dynamic bodies from their slots to
@@ -73,8 +84,9 @@ pub(crate) fn copy_out(world: &mut World, query: &mut QueryState<CopyOut, Steppe
                 let Some(rows) = (unsafe { ids.rows(table) }) else {
                     continue;
                 };
+                let entities = table.entities();
                 matched.for_each(rows.len(), |row| {
-                    if rows.index[row].group as usize == group
+                    if owns(solver, group, &rows.index[row], entities[row])
                         && out_one(
                             solver,
                             first,
@@ -172,11 +184,12 @@ pub(crate) fn copy_in(
             );
             for (table, matched) in matched_tables(query, world) {
                 // SAFETY: the world is borrowed whole here (the solver's
-                // state is out of it); `Body` and `BodyIndex` are only
-                // read, and nothing else reaches `AccumulatedForce`'s
-                // column and ticks while these slices live.
+                // state is out of it): nothing writes `Body` or
+                // `BodyIndex`, read here, and nothing else reaches
+                // `AccumulatedForce`'s column and ticks while these slices
+                // live.
                 let (rows, forces) = unsafe {
-                    let rows = ids.0.rows(table);
+                    let rows = ids.0.read(table);
                     let forces = table.get_data_slice_for::<AccumulatedForce>(ids.1);
                     let ticks = table.get_changed_ticks_slice_for(ids.1);
                     (
@@ -186,20 +199,15 @@ pub(crate) fn copy_in(
                             .map(|(f, t)| (write_cells(f), write_cells(t))),
                     )
                 };
-                let Some(rows) = rows else { continue };
-                let mut forces = forces;
-                matched.for_each(rows.len(), |row| {
-                    if rows.index[row].group as usize != group {
+                let Some((body, index)) = rows else { continue };
+                let (mut forces, entities) = (forces, table.entities());
+                matched.for_each(body.len(), |row| {
+                    if !owns(solver, group, &index[row], entities[row]) {
                         return;
                     }
                     let force = forces.as_mut().map(|(f, _)| &mut f[row]);
-                    if in_one(
-                        solver,
-                        &mut reading,
-                        &rows.body[row],
-                        &rows.index[row],
-                        force,
-                    ) && let Some((_, ticks)) = forces.as_mut()
+                    if in_one(solver, &mut reading, &body[row], &index[row], force)
+                        && let Some((_, ticks)) = forces.as_mut()
                     {
                         ticks[row] = this_run;
                     }
