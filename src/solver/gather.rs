@@ -207,8 +207,7 @@ pub(crate) fn gather_written(world: &mut World, every: &mut QueryState<Written, 
         };
         match (matched, changed) {
             (Matched::All, Some(changed)) => for_each_changed(ticks, changed, visit),
-            (Matched::All, None) => (0..ticks.len()).for_each(visit),
-            (Matched::Rows(rows), _) => rows.into_iter().for_each(visit),
+            (matched, _) => matched.for_each(ticks.len(), visit),
         }
     }
     apply_written(world, &found);

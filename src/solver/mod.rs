@@ -252,23 +252,6 @@ impl SolverState {
     pub fn take_report_request(&mut self) -> bool {
         core::mem::take(self.report_requested.get_mut())
     }
-
-    /// The entity that slot `slot` of group `group` holds in this layout:
-    /// a dynamic slot of the group, or (group 0 only) a fixed slot; `None`
-    /// for any other. A `BodyIndex` that the last rebuild did not write
-    /// (an entity disabled meanwhile, and enabled again since) may name a
-    /// slot that another entity holds now.
-    pub fn entity_of(&self, group: usize, slot: usize) -> Option<Entity> {
-        let of = self.groups.get(group)?;
-        let k = if of.slots.contains(&slot) {
-            slot - of.slots.start
-        } else if group == 0 && self.fixed_slots.contains(&slot) {
-            of.slots.len() + (slot - self.fixed_slots.start)
-        } else {
-            return None;
-        };
-        of.entities.get(k).copied()
-    }
 }
 
 /// Whether a body's values can be stepped.

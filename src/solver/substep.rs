@@ -11,6 +11,8 @@
 //! looking up its entities. (On the ropes of `benches/step.rs` at 1000×100 with a
 //! system in each of the four sets, the lookups were most of the step.)
 
+use core::ops::Range;
+
 use bevy::prelude::*;
 
 use crate::data::body::{Body, Stepped};
@@ -47,19 +49,49 @@ pub(crate) type CopyIn = (
 /// checked each row's entity, which costs it about a sixth more).
 const WALK_SHARE: usize = 10;
 
-/// Whether the copies of group `group` walk the tables (see
+/// Whether the copies of a group of `entities` walk the tables (see
 /// [`WALK_SHARE`]).
-fn walks(solver: &SolverState, group: usize) -> bool {
-    solver.groups[group].entities.len() * WALK_SHARE > solver.pos.len()
+fn walks(solver: &SolverState, entities: &[Entity]) -> bool {
+    entities.len() * WALK_SHARE > solver.pos.len()
 }
 
-/// Whether a row walked by a copy of group `group` holds one of the
-/// group's bodies: its `BodyIndex` names the group and a slot that `entity`
-/// holds in this layout (see [`SolverState::entity_of`]), so that the walk
-/// visits exactly the bodies the lookup visits.
-#[inline(always)]
-fn owns(solver: &SolverState, group: usize, index: &BodyIndex, entity: Entity) -> bool {
-    index.group as usize == group && solver.entity_of(group, index.slot as usize) == Some(entity)
+/// Which entity holds each slot of one group in this layout, for the walk
+/// to keep exactly the rows the lookup visits: a row whose `BodyIndex`
+/// names the group and a slot its entity holds. (A `BodyIndex` that the
+/// last rebuild did not write, of an entity disabled meanwhile and enabled
+/// again since, may name a slot that another entity holds now.)
+struct Holders<'a> {
+    group: u32,
+    /// The group's entities in slot order: its dynamic slots, then (group 0
+    /// only) the fixed ones.
+    entities: &'a [Entity],
+    dynamic: Range<usize>,
+    /// Where the fixed slots start, for group 0.
+    fixed: Option<usize>,
+}
+
+impl<'a> Holders<'a> {
+    fn of(solver: &SolverState, group: usize, entities: &'a [Entity]) -> Self {
+        Self {
+            group: group as u32,
+            entities,
+            dynamic: solver.groups[group].slots.clone(),
+            fixed: (group == 0).then_some(solver.fixed_slots.start),
+        }
+    }
+
+    #[inline(always)]
+    fn hold(&self, index: &BodyIndex, entity: Entity) -> bool {
+        let slot = index.slot as usize;
+        let k = if self.dynamic.contains(&slot) {
+            slot - self.dynamic.start
+        } else if let Some(fixed) = self.fixed.filter(|&fixed| slot >= fixed) {
+            self.dynamic.len() + (slot - fixed)
+        } else {
+            return false;
+        };
+        index.group == self.group && self.entities.get(k) == Some(&entity)
+    }
 }
 
 /// Writes the state of group `group`'s dynamic bodies from their slots to
@@ -75,8 +107,9 @@ pub(crate) fn copy_out(world: &mut World, query: &mut QueryState<CopyOut, Steppe
         let solver = &mut *solver;
         let first = !core::mem::replace(&mut solver.copied_out[group], true);
         let solver = &*solver;
-        if walks(solver, group) {
-            let ids = BodyColumns::of(world);
+        let entities = &solver.groups[group].entities;
+        if walks(solver, entities) {
+            let (ids, holders) = (BodyColumns::of(world), Holders::of(solver, group, entities));
             for (table, matched) in matched_tables(query, world) {
                 // SAFETY: the world is borrowed whole here (the solver's
                 // state is out of it), and nothing else reaches these
@@ -84,9 +117,9 @@ pub(crate) fn copy_out(world: &mut World, query: &mut QueryState<CopyOut, Steppe
                 let Some(rows) = (unsafe { ids.rows(table) }) else {
                     continue;
                 };
-                let entities = table.entities();
+                let held_by = table.entities();
                 matched.for_each(rows.len(), |row| {
-                    if owns(solver, group, &rows.index[row], entities[row])
+                    if holders.hold(&rows.index[row], held_by[row])
                         && out_one(
                             solver,
                             first,
@@ -102,7 +135,7 @@ pub(crate) fn copy_out(world: &mut World, query: &mut QueryState<CopyOut, Steppe
             return;
         }
         let mut bodies = query.query_mut(world);
-        let mut items = bodies.iter_many_mut(&solver.groups[group].entities);
+        let mut items = bodies.iter_many_mut(entities);
         while let Some((mut body, index, mut history)) = items.fetch_next() {
             let history = history.bypass_change_detection();
             if out_one(
@@ -177,7 +210,10 @@ pub(crate) fn copy_in(
     };
     world.resource_scope(|world, mut solver: Mut<SolverState>| {
         let solver = &mut *solver;
-        if walks(solver, group) {
+        // Out of the solver while its slots are written.
+        let entities = core::mem::take(&mut solver.groups[group].entities);
+        if walks(solver, &entities) {
+            let holders = Holders::of(solver, group, &entities);
             let ids = (
                 BodyColumns::of(world),
                 table_component::<AccumulatedForce>(world),
@@ -200,9 +236,9 @@ pub(crate) fn copy_in(
                     )
                 };
                 let Some((body, index)) = rows else { continue };
-                let (mut forces, entities) = (forces, table.entities());
+                let (mut forces, held_by) = (forces, table.entities());
                 matched.for_each(body.len(), |row| {
-                    if !owns(solver, group, &index[row], entities[row]) {
+                    if !holders.hold(&index[row], held_by[row]) {
                         return;
                     }
                     let force = forces.as_mut().map(|(f, _)| &mut f[row]);
@@ -214,8 +250,6 @@ pub(crate) fn copy_in(
                 });
             }
         } else {
-            // Out of the solver while its slots are written.
-            let entities = core::mem::take(&mut solver.groups[group].entities);
             let mut bodies = query.query_mut(world);
             let mut items = bodies.iter_many_mut(&entities);
             while let Some((body, index, mut force)) = items.fetch_next() {
@@ -226,8 +260,8 @@ pub(crate) fn copy_in(
                     force.set_changed();
                 }
             }
-            solver.groups[group].entities = entities;
         }
+        solver.groups[group].entities = entities;
         if reading.any_invalid {
             solver.pass_has_invalid = true;
             solver.request_report();
