@@ -213,6 +213,12 @@ pub(crate) struct SolverState {
     pub split_last_step: bool,
     pub islands: Vec<IslandState>,
     pub island_members: Vec<Entity>,
+    /// Bodies of an earlier layout that the last rebuild did not see,
+    /// though they hold a `Body` (disabled by a component of yours), and
+    /// whose `BodyIndex` it cleared (see `rebuild::layout`); sorted. One of
+    /// them back in the rebuild's query asks for a rebuild at the start of
+    /// the next step.
+    pub unseen: Vec<Entity>,
     pub any_sleeping: bool,
     /// Fixed bodies that sleeping islands hang from.
     pub holding_sleepers: EntityHashSet,

@@ -4,6 +4,7 @@
 use bevy::prelude::*;
 
 use super::{Decided, Islands, Layout, Rebuild, Scene};
+use crate::data::body::Body;
 use crate::data::islands::Sleeping;
 use crate::data::requests::{AnchorAsleep, BodyIndex, Island};
 use crate::kernels::constraints::{AngleRow, RodRow, RoundRow};
@@ -342,8 +343,101 @@ pub(super) fn write_back(
     solver.fixed_slots = layout.fixed_start..slots;
     solver.masses_changed = false;
     solver.group_synced = vec![None; layout.groups.len()];
+    let unseen = unseen_bodies(p, scene);
+    let solver = &mut *p.solver;
+    solver.unseen = unseen;
+    for &entity in &solver.unseen {
+        // Reached by entity, as a query does not reach a disabled one.
+        p.reporter.commands().queue(move |world: &mut World| {
+            if let Some(mut index) = world.get_mut::<BodyIndex>(entity)
+                && *index != BodyIndex::NONE
+            {
+                *index = BodyIndex::NONE;
+            }
+        });
+    }
     solver.groups = layout.groups;
     solver.any_sleeping = decided.states.iter().any(|island| island.sleeping);
     solver.islands = decided.states;
     solver.island_members = decided.members;
+}
+
+/// The bodies that an earlier layout held (or that an earlier rebuild
+/// found unseen) and that this rebuild does not see, though they still
+/// hold a `Body`: disabled by a component of yours. (A body taken out of
+/// the step by a `PhysicsError`, or whose `Body` was removed, asks for a
+/// rebuild itself when it comes back.) Their `BodyIndex` is cleared, since
+/// the slot it names may be another body's now, and
+/// [`rebuild`](super::rebuild) runs again as soon as one of them is back
+/// in its query.
+fn unseen_bodies(p: &Rebuild, scene: &Scene) -> Vec<Entity> {
+    let Some(body) = p.components.component_id::<Body>() else {
+        return Vec::new();
+    };
+    let holds_body = |entity: Entity| {
+        p.entities
+            .get_spawned(entity)
+            .is_ok_and(|at| p.archetypes[at.archetype_id].contains(body))
+    };
+    let solver = &*p.solver;
+    let before = solver.groups.iter().flat_map(|group| &group.entities);
+    let mut unseen: Vec<Entity> = before
+        .chain(&solver.island_members)
+        .chain(&solver.unseen)
+        .copied()
+        .filter(|&entity| {
+            !scene.node_of.contains_key(&entity)
+                && !p.has_body.contains(entity)
+                && holds_body(entity)
+        })
+        .collect();
+    unseen.sort_unstable();
+    unseen.dedup();
+    unseen
+}
+
+#[cfg(test)]
+mod tests {
+    use core::time::Duration;
+
+    use bevy::time::TimeUpdateStrategy;
+
+    use super::*;
+    use crate::EulerPhysicsPlugin;
+    use crate::solver::SolverState;
+
+    /// A component that disables entities.
+    #[derive(Component)]
+    struct Off;
+
+    fn rebuild_now(app: &mut App) {
+        app.world_mut().spawn(Body::new(1.0));
+        app.update();
+    }
+
+    /// The rebuild keeps exactly the bodies of its layout before that are
+    /// disabled: not one whose `Body` was removed, nor one despawned since
+    /// (and their lookups would cost every step otherwise); and it clears
+    /// the disabled one's index.
+    #[test]
+    fn the_rebuild_lists_the_disabled_bodies_it_no_longer_sees() {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+            .insert_resource(Time::<Fixed>::from_duration(Duration::from_millis(16)))
+            .insert_resource(TimeUpdateStrategy::FixedTimesteps(1));
+        app.world_mut().register_disabling_component::<Off>();
+        let [off, stripped, kept] = [(); 3].map(|_| app.world_mut().spawn(Body::new(1.0)).id());
+        app.update();
+        app.update();
+        assert_ne!(app.world().get::<BodyIndex>(off), Some(&BodyIndex::NONE));
+        app.world_mut().entity_mut(off).insert(Off);
+        app.world_mut().entity_mut(stripped).remove::<Body>();
+        rebuild_now(&mut app);
+        assert_eq!(app.world().resource::<SolverState>().unseen, [off]);
+        assert_eq!(app.world().get::<BodyIndex>(off), Some(&BodyIndex::NONE));
+        assert!(app.world().get::<BodyIndex>(kept).unwrap().slot < 4);
+        app.world_mut().despawn(off);
+        rebuild_now(&mut app);
+        assert!(app.world().resource::<SolverState>().unseen.is_empty());
+    }
 }

@@ -25,7 +25,9 @@
 
 use core::ops::Range;
 
+use bevy::ecs::archetype::Archetypes;
 use bevy::ecs::change_detection::Tick;
+use bevy::ecs::component::Components;
 use bevy::ecs::entity::{Entities, EntityHashMap};
 use bevy::ecs::system::{SystemChangeTick, SystemParam};
 use bevy::prelude::*;
@@ -247,6 +249,8 @@ pub(crate) struct Rebuild<'w, 's> {
     changed_bodies: Query<'w, 's, (), ChangedSettingsFilter>,
     has_body: Query<'w, 's, (), With<Body>>,
     entities: &'w Entities,
+    archetypes: &'w Archetypes,
+    components: &'w Components,
     time: Res<'w, Time<Fixed>>,
     settings: Res<'w, PhysicsSettings>,
     constraints: Res<'w, ConstraintSettings>,
@@ -268,6 +272,11 @@ pub(crate) fn rebuild(mut p: Rebuild) {
         && !p.constraints.is_changed()
         && !p.sleep.is_changed()
         && h == p.solver.timestep
+        && !p
+            .solver
+            .unseen
+            .iter()
+            .any(|&entity| p.bodies.contains(entity))
     {
         return;
     }
