@@ -215,3 +215,52 @@ impl Plugin for EulerPhysicsPlugin {
             .add_plugins(executors::plugin);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use core::time::Duration;
+
+    use bevy::time::TimeUpdateStrategy;
+
+    use bevy::prelude::*;
+
+    use super::EulerPhysicsPlugin;
+    use crate::data::body::Body;
+    use crate::data::requests::BodyIndex;
+    use crate::solver::SolverState;
+
+    /// A component that disables entities.
+    #[derive(Component)]
+    struct Off;
+
+    fn rebuild_now(app: &mut App) {
+        app.world_mut().spawn(Body::new(1.0));
+        app.update();
+    }
+
+    /// The solver's rebuild (`solver/rebuild/layout.rs`) keeps exactly the bodies of its layout before that are
+    /// disabled: not one whose `Body` was removed, nor one despawned since
+    /// (and their lookups would cost every step otherwise); and it clears
+    /// the disabled one's index.
+    #[test]
+    fn the_rebuild_lists_the_disabled_bodies_it_no_longer_sees() {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+            .insert_resource(Time::<Fixed>::from_duration(Duration::from_millis(16)))
+            .insert_resource(TimeUpdateStrategy::FixedTimesteps(1));
+        app.world_mut().register_disabling_component::<Off>();
+        let [off, stripped, kept] = [(); 3].map(|_| app.world_mut().spawn(Body::new(1.0)).id());
+        app.update();
+        app.update();
+        assert_ne!(app.world().get::<BodyIndex>(off), Some(&BodyIndex::NONE));
+        app.world_mut().entity_mut(off).insert(Off);
+        app.world_mut().entity_mut(stripped).remove::<Body>();
+        rebuild_now(&mut app);
+        assert_eq!(app.world().resource::<SolverState>().unseen, [off]);
+        assert_eq!(app.world().get::<BodyIndex>(off), Some(&BodyIndex::NONE));
+        assert!(app.world().get::<BodyIndex>(kept).unwrap().slot < 4);
+        app.world_mut().despawn(off);
+        rebuild_now(&mut app);
+        assert!(app.world().resource::<SolverState>().unseen.is_empty());
+    }
+}
