@@ -18,7 +18,7 @@
 //! `benches/profile.rs` at 100×100 the spring kernel went from 1.03 M to
 //! 0.72 M instructions a step, by callgrind.)
 
-use bevy::math::{Vec3A, Vec4};
+use bevy::math::{Vec3A, Vec4, Vec4Swizzles};
 
 use super::springs::SpringRow;
 
@@ -85,7 +85,11 @@ pub fn add_chain_forces(
     let length = (dx * dx + dy * dy + dz * dz).sqrt();
     let along = dx * ux + dy * uy + dz * uz;
     let inverse = Vec4::ONE / length;
-    let scale = ((k * (length - rest) + c * along * inverse) * inverse).to_array();
+    let scale = (k * (length - rest) + c * along * inverse) * inverse;
+    // Each lane broadcast in its register: taking the lanes out as an
+    // array let the compiler, in some builds, store the vector and load
+    // it back at unaligned offsets, a stall that cost a third of the step.
+    let scale = [scale.xxxx(), scale.yyyy(), scale.zzzz(), scale.wwww()].map(Vec3A::from_vec4);
     // No direction (zero or NaN length): no force, as `spring_force`.
     let live = length.cmpgt(Vec4::ZERO).bitmask();
     let f: [Vec3A; 4] = core::array::from_fn(|j| {
