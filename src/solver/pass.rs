@@ -161,8 +161,9 @@ impl Pass {
 
     /// A pass of a group of springs alone: each part of the group (runs of
     /// whole islands; see [`parts`](Self::parts)) takes its islands in runs
-    /// of at least [`SWEEP`] slots, each run's spring forces, then its kick
-    /// and drift, while its bodies are still in that thread's cache. One
+    /// of at least [`SWEEP`] slots, each run's spring forces (into a buffer
+    /// the part's runs share, rather than the solver's `force`), then its
+    /// kick and drift, while its bodies are still in that thread's cache. One
     /// job per part for the whole pass. Each body's forces are summed in
     /// row order and kicked as stage by stage, so the bits are the same.
     /// `cut` is how [`parts`](Self::parts) cuts the group.
@@ -185,11 +186,13 @@ impl Pass {
             .zip(pieces(&mut vel[base..], base, parts))
             .zip(pieces(&mut valid[base..], base, parts))
             .zip(pieces(&mut solver.diverged[base..], base, parts))
-            .zip(pieces(&mut solver.force[base..], base, parts))
             .zip(parts);
         let diverged = for_each_part(cut.pool(), jobs, |job| {
-            let (((((pos, vel), valid), diverged), force), span) = job;
+            let ((((pos, vel), valid), diverged), span) = job;
             let mut any = false;
+            // One run's forces at a time, in a buffer the part's runs
+            // share, which stays in cache.
+            let mut forces = Vec::new();
             let own = islands
                 .iter()
                 .skip_while(|island| island.slots.start < span.slots.start)
@@ -202,7 +205,10 @@ impl Pass {
                     fixed,
                     fixed_state,
                 };
-                let force = &mut force[local.clone()];
+                if forces.len() < local.len() {
+                    forces.resize(local.len(), Vec3A::ZERO);
+                }
+                let force = &mut forces[..local.len()];
                 add_spring_forces(&springs[run.rows], ends, check, run.slots.start, force);
                 any |= kick.run(&mut Part {
                     base: run.slots.start,
