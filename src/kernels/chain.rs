@@ -3,11 +3,12 @@
 //! Four rows that join five slots `s, s+1, …, s+4` one after the other,
 //! listed down the slots or up them (a rope's springs are laid out in the
 //! order of their entities, which may be either), are computed side by
-//! side: one spring per lane of a `Vec4`. Each lane runs the operations of
-//! [`spring_force`](super::springs::spring_force) in the same order, so it
-//! gives the same bits (IEEE addition, multiplication, division and
-//! square root round the same way whatever the width they run at; `d·d`
-//! is summed `(x·x + y·y) + z·z`, as glam's `dot`), and each body's forces
+//! side: one spring per lane of a `Vec4`. Each spring's `d·d` and `d·dv`
+//! are glam's `dot`, as in [`spring_force`](super::springs::spring_force),
+//! and each lane then runs that function's other operations in the same
+//! order, so it gives the same bits (IEEE addition, multiplication,
+//! division and square root round the same way whatever the width they
+//! run at), and each body's forces
 //! are summed in row order, as the row-by-row loop sums them. Which rows
 //! take this path therefore changes no bit of a step; that is what lets a
 //! step split over threads give the same bits whatever the split.
@@ -71,19 +72,20 @@ pub fn add_chain_forces(
     };
     let d: [Vec3A; 4] = core::array::from_fn(|j| x[j + 1] - x[j]);
     let dv: [Vec3A; 4] = core::array::from_fn(|j| v[j + 1] - v[j]);
-    let lanes = |of: &[Vec3A; 4], axis: usize| {
-        Vec4::new(of[0][axis], of[1][axis], of[2][axis], of[3][axis])
-    };
-    let (dx, dy, dz) = (lanes(&d, 0), lanes(&d, 1), lanes(&d, 2));
-    let (ux, uy, uz) = (lanes(&dv, 0), lanes(&dv, 1), lanes(&dv, 2));
+    // Each spring's `d·d` and `d·dv` by glam's `dot`, as `spring_force`
+    // takes them, the four results then side by side. (Taking each axis of
+    // the four `d` into a lane instead let the compiler, in some builds,
+    // store them and load them back at unaligned offsets: a stall that
+    // cost a third of the step.)
+    let squared = side_by_side(|j| d[j].dot(d[j]));
+    let along = side_by_side(|j| d[j].dot(dv[j]));
     let (r0, r1, r2, r3) = (row(0), row(1), row(2), row(3));
     let rest = Vec4::new(r0.rest, r1.rest, r2.rest, r3.rest);
     let k = Vec4::new(r0.k, r1.k, r2.k, r3.k);
     let c = Vec4::new(r0.c, r1.c, r2.c, r3.c);
     // As `spring_force`: l = √(d·d), along = d·dv, then
     // d · (k·(l − rest) + c·along/l) / l, with one reciprocal.
-    let length = (dx * dx + dy * dy + dz * dz).sqrt();
-    let along = dx * ux + dy * uy + dz * uz;
+    let length = squared.sqrt();
     let inverse = Vec4::ONE / length;
     let scale = (k * (length - rest) + c * along * inverse) * inverse;
     // Each lane broadcast in its register: taking the lanes out as an
@@ -115,6 +117,12 @@ pub fn add_chain_forces(
             force[0] += f[0];
         }
     }
+}
+
+/// The four values of `of(0)` to `of(3)` in the lanes of a `Vec4`.
+#[inline(always)]
+fn side_by_side(of: impl Fn(usize) -> f32) -> Vec4 {
+    Vec4::new(of(0), of(1), of(2), of(3))
 }
 
 #[cfg(test)]

@@ -132,8 +132,13 @@ pub(crate) struct SolverState {
     pub pass_has_invalid: bool,
     /// Valid springs of awake islands, by group, then island.
     pub springs: Vec<SpringRow>,
-    /// Per dynamic slot: the sum of its springs' forces this pass.
+    /// Per dynamic slot: the sum of its springs' forces this pass, for
+    /// the passes that run stage by stage (`Pass::run` sizes it; a
+    /// rebuild empties it, and a sweep does not use it).
     pub force: Vec<Vec3A>,
+    /// Per part of a sweep (`Pass::sweep`): one run's spring forces,
+    /// kept from pass to pass.
+    pub sweep_forces: Vec<Vec<Vec3A>>,
     /// Rods and round bodies of awake islands, by group.
     pub rods: Vec<RodRow>,
     pub angles: Vec<AngleRow>,

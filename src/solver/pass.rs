@@ -123,6 +123,13 @@ impl Pass {
     /// fuses only when nothing is to run between the two (no rods or
     /// contacts, no system of yours).
     pub fn run(&self, solver: &mut SolverState, stage: Stage, fuse: bool) {
+        // The forces of every dynamic slot, which only this path keeps
+        // (the sweep sums a run's at a time): allocated at its first use
+        // after a rebuild, which clears it.
+        let dynamic = solver.fixed_slots.start;
+        if solver.force.len() != dynamic {
+            solver.force.resize(dynamic, Vec3A::ZERO);
+        }
         let fused = fuse && !self.constrained(solver);
         match stage {
             Stage::Forces => self.forces(solver),
@@ -182,17 +189,22 @@ impl Pass {
         let (valid, fixed_valid) = solver.valid.split_at_mut(fixed);
         let fixed_state = States::new(fixed_pos, fixed_vel, fixed_valid);
         let base = parts.first().map_or(0, |part| part.slots.start);
+        // One run's forces at a time, in a buffer that the part's runs
+        // share (and later passes keep), which stays in cache; the
+        // solver's `force` is not used.
+        let buffers = &mut solver.sweep_forces;
+        if buffers.len() < parts.len() {
+            buffers.resize_with(parts.len(), Vec::new);
+        }
         let jobs = pieces(&mut pos[base..], base, parts)
             .zip(pieces(&mut vel[base..], base, parts))
             .zip(pieces(&mut valid[base..], base, parts))
             .zip(pieces(&mut solver.diverged[base..], base, parts))
+            .zip(buffers.iter_mut())
             .zip(parts);
         let diverged = for_each_part(cut.pool(), jobs, |job| {
-            let ((((pos, vel), valid), diverged), span) = job;
+            let (((((pos, vel), valid), diverged), forces), span) = job;
             let mut any = false;
-            // One run's forces at a time, in a buffer the part's runs
-            // share, which stays in cache.
-            let mut forces = Vec::new();
             let own = islands
                 .iter()
                 .skip_while(|island| island.slots.start < span.slots.start)

@@ -338,8 +338,8 @@ pub(super) fn write_back(
     if any_invalid {
         solver.request_report();
     }
+    // Sized by the first pass that runs stage by stage (`Pass::run`).
     solver.force.clear();
-    solver.force.resize(layout.fixed_start, Vec3A::ZERO);
     solver.fixed_slots = layout.fixed_start..slots;
     solver.masses_changed = false;
     solver.group_synced = vec![None; layout.groups.len()];
