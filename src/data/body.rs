@@ -9,9 +9,7 @@ use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
 use crate::data::forces::AccumulatedForce;
 use crate::data::islands::{RestTime, Sleeping};
 use crate::data::issues::PhysicsError;
-use crate::data::requests::{
-    AnchorAsleep, BodyIndex, Island, WakeCause, WakeTarget, mark_dirty, request,
-};
+use crate::data::requests::{AnchorAsleep, BodyIndex, Island, WakeCause, WakeTarget, request};
 
 /// A point mass: the physics state of an entity.
 ///
@@ -278,7 +276,10 @@ fn on_body_insert(mut world: DeferredWorld, ctx: HookContext) {
     {
         transform.translation = body.position;
     }
-    mark_dirty(world, ctx);
+    request(&mut world, |requests| {
+        requests.dirty = true;
+        requests.inserted.push(ctx.entity);
+    });
 }
 
 /// A body left: its island (if asleep) wakes, and may split. The entity

@@ -92,6 +92,10 @@ pub(crate) struct SolverRequests {
     /// The `Sleeping` an insertion is replacing, from its `on_discard`
     /// hook to the `on_insert` hook that follows at once.
     pub replaced_sleep: Option<(Entity, Tick)>,
+    /// Bodies whose `Body` was inserted since the last rebuild, which lists
+    /// those of them it does not see (disabled from their spawn, say) with
+    /// the bodies of its layout before (`SolverState::unseen`).
+    pub inserted: Vec<Entity>,
 }
 
 impl SolverRequests {

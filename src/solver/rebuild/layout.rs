@@ -343,16 +343,24 @@ pub(super) fn write_back(
     solver.fixed_slots = layout.fixed_start..slots;
     solver.masses_changed = false;
     solver.group_synced = vec![None; layout.groups.len()];
-    let unseen = unseen_bodies(p, scene);
+    let inserted = core::mem::take(&mut p.requests.inserted);
+    let unseen = unseen_bodies(p, scene, &inserted);
     let solver = &mut *p.solver;
     solver.unseen = unseen;
     for &entity in &solver.unseen {
-        // Reached by entity, as a query does not reach a disabled one.
+        // Reached by entity, as a query does not reach a disabled one: no
+        // slot, and no island (which would let `SubstepBodies` see it in
+        // the passes of the step it is enabled again in).
         p.reporter.commands().queue(move |world: &mut World| {
             if let Some(mut index) = world.get_mut::<BodyIndex>(entity)
                 && *index != BodyIndex::NONE
             {
                 *index = BodyIndex::NONE;
+            }
+            if let Some(mut island) = world.get_mut::<Island>(entity)
+                && *island != Island::NONE
+            {
+                *island = Island::NONE;
             }
         });
     }
@@ -363,14 +371,15 @@ pub(super) fn write_back(
 }
 
 /// The bodies that an earlier layout held (or that an earlier rebuild
-/// found unseen) and that this rebuild does not see, though they still
-/// hold a `Body`: disabled by a component of yours. (A body taken out of
+/// found unseen, or that got their `Body` since: `inserted`) and that this
+/// rebuild does not see, though they still hold a `Body`: disabled by a
+/// component of yours. (A body taken out of
 /// the step by a `PhysicsError`, or whose `Body` was removed, asks for a
 /// rebuild itself when it comes back.) Their `BodyIndex` is cleared, since
 /// the slot it names may be another body's now, and
 /// [`rebuild`](super::rebuild) runs again as soon as one of them is back
 /// in its query.
-fn unseen_bodies(p: &Rebuild, scene: &Scene) -> Vec<Entity> {
+fn unseen_bodies(p: &Rebuild, scene: &Scene, inserted: &[Entity]) -> Vec<Entity> {
     let Some(body) = p.components.component_id::<Body>() else {
         return Vec::new();
     };
@@ -384,6 +393,7 @@ fn unseen_bodies(p: &Rebuild, scene: &Scene) -> Vec<Entity> {
     let mut unseen: Vec<Entity> = before
         .chain(&solver.island_members)
         .chain(&solver.unseen)
+        .chain(inserted)
         .copied()
         .filter(|&entity| {
             !scene.node_of.contains_key(&entity)
