@@ -9,7 +9,9 @@ use crate::data::drawing::{PositionHistory, TransformSyncDisabled};
 use crate::data::forces::AccumulatedForce;
 use crate::data::islands::{RestTime, Sleeping};
 use crate::data::issues::PhysicsError;
-use crate::data::requests::{AnchorAsleep, BodyIndex, Island, WakeCause, WakeTarget, request};
+use crate::data::requests::{
+    AnchorAsleep, BodyIndex, Island, SolverRequests, WakeCause, WakeTarget, request,
+};
 
 /// A point mass: the physics state of an entity.
 ///
@@ -276,11 +278,37 @@ fn on_body_insert(mut world: DeferredWorld, ctx: HookContext) {
     {
         transform.translation = body.position;
     }
-    request(&mut world, |requests| {
-        requests.dirty = true;
-        requests.inserted.push(ctx.entity);
-    });
+    note_inserted(&mut world, ctx.entity);
 }
+
+/// Asks for a rebuild and notes `entity` in
+/// [`SolverRequests::inserted`](crate::data::requests::SolverRequests).
+/// Should no rebuild take the list for a while (the fixed step paused)
+/// while bodies come and go, the list drops the entities that no longer
+/// hold a `Body` once it reaches `prune_inserted_at` (at least
+/// [`PRUNE_FROM`]), which then becomes twice what is left: the list stays
+/// within about twice the bodies there are, and each prune follows at
+/// least as many inserts as it keeps.
+fn note_inserted(world: &mut DeferredWorld, entity: Entity) {
+    let Some(mut requests) = world.get_resource_mut::<SolverRequests>() else {
+        return;
+    };
+    requests.dirty = true;
+    requests.inserted.push(entity);
+    if requests.inserted.len() < requests.prune_inserted_at.max(PRUNE_FROM) {
+        return;
+    }
+    let mut list = core::mem::take(&mut requests.inserted);
+    list.sort_unstable();
+    list.dedup();
+    list.retain(|&listed| world.get::<Body>(listed).is_some());
+    let mut requests = world.resource_mut::<SolverRequests>();
+    requests.prune_inserted_at = 2 * list.len();
+    requests.inserted = list;
+}
+
+/// The length from which [`note_inserted`] prunes its list.
+const PRUNE_FROM: usize = 4096;
 
 /// A body left: its island (if asleep) wakes, and may split. The entity
 /// keeps the plugin's other components, but no slot: nothing of it (its

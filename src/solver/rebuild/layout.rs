@@ -344,6 +344,7 @@ pub(super) fn write_back(
     solver.masses_changed = false;
     solver.group_synced = vec![None; layout.groups.len()];
     let inserted = core::mem::take(&mut p.requests.inserted);
+    p.requests.prune_inserted_at = 0;
     let unseen = unseen_bodies(p, scene, &inserted);
     let solver = &mut *p.solver;
     solver.unseen = unseen;
