@@ -285,26 +285,27 @@ fn on_body_insert(mut world: DeferredWorld, ctx: HookContext) {
 /// [`SolverRequests::inserted`](crate::data::requests::SolverRequests).
 /// Should no rebuild take the list for a while (the fixed step paused)
 /// while bodies come and go, the list drops the entities that no longer
-/// hold a `Body` once it reaches `prune_inserted_at` (at least
-/// [`PRUNE_FROM`]), which then becomes twice what is left: the list stays
-/// within about twice the bodies there are, and each prune follows at
-/// least as many inserts as it keeps.
+/// hold a `Body` whenever it is full (from [`PRUNE_FROM`] entries on), and
+/// keeps room for at least as many again as are left: it stays within a
+/// few times the bodies there are, and each prune follows at least as
+/// many inserts as it keeps.
 fn note_inserted(world: &mut DeferredWorld, entity: Entity) {
     let Some(mut requests) = world.get_resource_mut::<SolverRequests>() else {
         return;
     };
     requests.dirty = true;
-    requests.inserted.push(entity);
-    if requests.inserted.len() < requests.prune_inserted_at.max(PRUNE_FROM) {
+    let list = &mut requests.inserted;
+    if list.len() < PRUNE_FROM || list.len() < list.capacity() {
+        list.push(entity);
         return;
     }
-    let mut list = core::mem::take(&mut requests.inserted);
+    let mut list = core::mem::take(list);
     list.sort_unstable();
     list.dedup();
     list.retain(|&listed| world.get::<Body>(listed).is_some());
-    let mut requests = world.resource_mut::<SolverRequests>();
-    requests.prune_inserted_at = 2 * list.len();
-    requests.inserted = list;
+    list.reserve(list.len());
+    list.push(entity);
+    world.resource_mut::<SolverRequests>().inserted = list;
 }
 
 /// The length from which [`note_inserted`] prunes its list.

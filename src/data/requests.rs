@@ -96,9 +96,6 @@ pub(crate) struct SolverRequests {
     /// those of them it does not see (disabled from their spawn, say) with
     /// the bodies of its layout before (`SolverState::unseen`).
     pub inserted: Vec<Entity>,
-    /// The length at which `inserted` is next pruned (see `Body`'s insert
-    /// hook); 0 for the least.
-    pub prune_inserted_at: usize,
 }
 
 impl SolverRequests {

@@ -11,8 +11,6 @@
 //! looking up its entities. (On the ropes of `benches/step.rs` at 1000×100 with a
 //! system in each of the four sets, the lookups were most of the step.)
 
-use core::ops::Range;
-
 use bevy::prelude::*;
 
 use crate::data::body::{Body, Stepped};
@@ -45,8 +43,7 @@ pub(crate) type CopyIn = (
 /// (`SCENE=fine SYSTEMS=1` in `benches/profile.rs`) stepped in 118 µs
 /// walking against 147–149 µs looking up with a third of the slots, 141
 /// against 160–165 µs with a fifth, 196–198 against 190–191 µs with a
-/// tenth, and 529–531 against 364–367 µs with a fortieth (before the walk
-/// checked each row's entity, which costs it about a sixth more).
+/// tenth, and 529–531 against 364–367 µs with a fortieth.
 const WALK_SHARE: usize = 10;
 
 /// Whether the copies of a group of `entities` walk the tables (see
@@ -55,43 +52,13 @@ fn walks(solver: &SolverState, entities: &[Entity]) -> bool {
     entities.len() * WALK_SHARE > solver.pos.len()
 }
 
-/// Which entity holds each slot of one group in this layout, for the walk
-/// to keep exactly the rows the lookup visits: a row whose `BodyIndex`
-/// names the group and a slot its entity holds. (A `BodyIndex` that the
-/// last rebuild did not write, of an entity disabled meanwhile and enabled
-/// again since, may name a slot that another entity holds now.)
-struct Holders<'a> {
-    group: u32,
-    /// The group's entities in slot order: its dynamic slots, then (group 0
-    /// only) the fixed ones.
-    entities: &'a [Entity],
-    dynamic: Range<usize>,
-    /// Where the fixed slots start, for group 0.
-    fixed: Option<usize>,
-}
-
-impl<'a> Holders<'a> {
-    fn of(solver: &SolverState, group: usize, entities: &'a [Entity]) -> Self {
-        Self {
-            group: group as u32,
-            entities,
-            dynamic: solver.groups[group].slots.clone(),
-            fixed: (group == 0).then_some(solver.fixed_slots.start),
-        }
-    }
-
-    #[inline(always)]
-    fn hold(&self, index: &BodyIndex, entity: Entity) -> bool {
-        let slot = index.slot as usize;
-        let k = if self.dynamic.contains(&slot) {
-            slot - self.dynamic.start
-        } else if let Some(fixed) = self.fixed.filter(|&fixed| slot >= fixed) {
-            self.dynamic.len() + (slot - fixed)
-        } else {
-            return false;
-        };
-        index.group == self.group && self.entities.get(k) == Some(&entity)
-    }
+/// Whether a row walked by a copy holds one of group `group`'s bodies.
+/// The walk trusts `BodyIndex` as the scatter does: a rebuild clears the
+/// index of every body it does not see, so that no index names a slot of
+/// an older layout (see `rebuild::layout`).
+#[inline(always)]
+fn in_group(index: &BodyIndex, group: usize) -> bool {
+    index.group as usize == group
 }
 
 /// Writes the state of group `group`'s dynamic bodies from their slots to
@@ -109,7 +76,7 @@ pub(crate) fn copy_out(world: &mut World, query: &mut QueryState<CopyOut, Steppe
         let solver = &*solver;
         let entities = &solver.groups[group].entities;
         if walks(solver, entities) {
-            let (ids, holders) = (BodyColumns::of(world), Holders::of(solver, group, entities));
+            let ids = BodyColumns::of(world);
             for (table, matched) in matched_tables(query, world) {
                 // SAFETY: the world is borrowed whole here (the solver's
                 // state is out of it), and nothing else reaches these
@@ -117,9 +84,8 @@ pub(crate) fn copy_out(world: &mut World, query: &mut QueryState<CopyOut, Steppe
                 let Some(rows) = (unsafe { ids.rows(table) }) else {
                     continue;
                 };
-                let held_by = table.entities();
                 matched.for_each(rows.len(), |row| {
-                    if holders.hold(&rows.index[row], held_by[row])
+                    if in_group(&rows.index[row], group)
                         && out_one(
                             solver,
                             first,
@@ -213,7 +179,6 @@ pub(crate) fn copy_in(
         // Out of the solver while its slots are written.
         let entities = core::mem::take(&mut solver.groups[group].entities);
         if walks(solver, &entities) {
-            let holders = Holders::of(solver, group, &entities);
             let ids = (
                 BodyColumns::of(world),
                 table_component::<AccumulatedForce>(world),
@@ -236,9 +201,9 @@ pub(crate) fn copy_in(
                     )
                 };
                 let Some((body, index)) = rows else { continue };
-                let (mut forces, held_by) = (forces, table.entities());
+                let mut forces = forces;
                 matched.for_each(body.len(), |row| {
-                    if !holders.hold(&index[row], held_by[row]) {
+                    if !in_group(&index[row], group) {
                         return;
                     }
                     let force = forces.as_mut().map(|(f, _)| &mut f[row]);

@@ -344,27 +344,29 @@ pub(super) fn write_back(
     solver.masses_changed = false;
     solver.group_synced = vec![None; layout.groups.len()];
     let inserted = core::mem::take(&mut p.requests.inserted);
-    p.requests.prune_inserted_at = 0;
     let unseen = unseen_bodies(p, scene, &inserted);
-    let solver = &mut *p.solver;
-    solver.unseen = unseen;
-    for &entity in &solver.unseen {
+    if !unseen.is_empty() {
         // Reached by entity, as a query does not reach a disabled one: no
         // slot, and no island (which would let `SubstepBodies` see it in
         // the passes of the step it is enabled again in).
+        let listed = unseen.clone();
         p.reporter.commands().queue(move |world: &mut World| {
-            if let Some(mut index) = world.get_mut::<BodyIndex>(entity)
-                && *index != BodyIndex::NONE
-            {
-                *index = BodyIndex::NONE;
-            }
-            if let Some(mut island) = world.get_mut::<Island>(entity)
-                && *island != Island::NONE
-            {
-                *island = Island::NONE;
+            for entity in listed {
+                if let Some(mut index) = world.get_mut::<BodyIndex>(entity)
+                    && *index != BodyIndex::NONE
+                {
+                    *index = BodyIndex::NONE;
+                }
+                if let Some(mut island) = world.get_mut::<Island>(entity)
+                    && *island != Island::NONE
+                {
+                    *island = Island::NONE;
+                }
             }
         });
     }
+    let solver = &mut *p.solver;
+    solver.unseen = unseen;
     solver.groups = layout.groups;
     solver.any_sleeping = decided.states.iter().any(|island| island.sleeping);
     solver.islands = decided.states;
@@ -390,9 +392,16 @@ fn unseen_bodies(p: &Rebuild, scene: &Scene, inserted: &[Entity]) -> Vec<Entity>
             .is_ok_and(|at| p.archetypes[at.archetype_id].contains(body))
     };
     let solver = &*p.solver;
-    let before = solver.groups.iter().flat_map(|group| &group.entities);
-    let mut unseen: Vec<Entity> = before
-        .chain(&solver.island_members)
+    // The bodies of the layout before: every island's (asleep or not), and
+    // the fixed ones, which close group 0's entities.
+    let fixed = solver
+        .groups
+        .first()
+        .map_or(&[][..], |group| &group.entities[group.slots.len()..]);
+    let mut unseen: Vec<Entity> = solver
+        .island_members
+        .iter()
+        .chain(fixed)
         .chain(&solver.unseen)
         .chain(inserted)
         .copied()
