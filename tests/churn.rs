@@ -636,3 +636,80 @@ fn a_body_made_fixed_on_the_ground_keeps_the_velocity_written_to_it() {
     assert_eq!(body.velocity, Vec3::new(0.0, -1.0, 0.5));
     assert_eq!(body.position, at);
 }
+
+/// The body [`clone_in_pass`] clones in the next pass, and the clone.
+#[derive(Resource, Default)]
+struct CloneInPass {
+    original: Option<Entity>,
+    clone: Option<Entity>,
+}
+
+/// Clones the body named in [`CloneInPass`] and sends the clone up at
+/// 10 m/s at once, from a system of yours in the step's pass.
+fn clone_in_pass(world: &mut World) {
+    let Some(original) = world.resource_mut::<CloneInPass>().original.take() else {
+        return;
+    };
+    let clone = world.entity_mut(original).clone_and_spawn();
+    world.get_mut::<Body>(clone).unwrap().velocity = Vec3::new(0.0, 10.0, 0.0);
+    world.resource_mut::<CloneInPass>().clone = Some(clone);
+}
+
+/// Ten free bodies; the fifth cloned (or not) within the third step, by a
+/// system of yours in its pass that sends the clone up at once. The ten
+/// bodies' bits after eight steps, and the clone's state.
+fn after_cloning(clone: bool) -> (Vec<[u32; 6]>, Option<Body>) {
+    let mut app = app();
+    app.init_resource::<CloneInPass>().add_systems(
+        PhysicsSubstep,
+        clone_in_pass.in_set(SubstepSystems::AccumulateForces),
+    );
+    let bodies: Vec<Entity> = (0..10)
+        .map(|i| spawn(&mut app, Body::new(1.0).with_position(Vec3::X * i as f32)))
+        .collect();
+    step(&mut app, 2);
+    if clone {
+        app.world_mut().resource_mut::<CloneInPass>().original = Some(bodies[4]);
+    }
+    step(&mut app, 6);
+    let clone = app.world().resource::<CloneInPass>().clone;
+    (state_bits(&app, &bodies), clone.map(|e| body(&app, e)))
+}
+
+/// A body cloned within a step is a body of its own: the clone's
+/// `BodyIndex` (a copy of the original's slot) is cleared as its `Body` is
+/// added, so nothing of the clone reaches the original's slot (neither the
+/// velocity written to it, through the copies around your systems, nor,
+/// back, the original's state through the scatter). Every original keeps
+/// the bits it has without the clone, and the clone falls from the next
+/// step on as the semi-implicit recurrence says, from where the original
+/// was when the step began and the velocity written to it.
+#[test]
+fn a_body_cloned_within_a_step_is_a_body_of_its_own() {
+    let (without, _) = after_cloning(false);
+    let (with, clone) = after_cloning(true);
+    assert_eq!(with, without, "the originals keep their bits");
+    let clone = clone.expect("the system cloned the body");
+    // The original, at rest at y = 0, falls for two steps; the clone
+    // starts there in step 3 with the velocity written to it, which that
+    // step leaves as it is, and falls in steps 4 to 8.
+    let (y, _) = fallen(0.0, 0.0, 2);
+    let (y, v) = fallen(y, 10.0, 5);
+    assert!(
+        (f64::from(clone.position.y) - y).abs() < 1e-4
+            && (f64::from(clone.velocity.y) - v).abs() < 1e-4,
+        "the clone: {clone:?}, against y = {y}, v = {v}"
+    );
+    assert_eq!(clone.position.x, 4.0);
+}
+
+/// Height and vertical speed after `steps` steps from `y` and `v` under
+/// gravity alone (in f64).
+fn fallen(mut y: f64, mut v: f64, steps: usize) -> (f64, f64) {
+    let (g, h) = (f64::from(Gravity::default().0.y), f64::from(H));
+    for _ in 0..steps {
+        v += h * g;
+        y += h * v;
+    }
+    (y, v)
+}

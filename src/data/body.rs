@@ -248,9 +248,27 @@ impl Damping {
     }
 }
 
-/// A body added to an entity with no position of its own (at the origin)
-/// starts where the entity's `Transform` puts it.
+/// A body added to an entity has no slot and no island yet, and, with no
+/// position of its own (at the origin), starts where the entity's
+/// `Transform` puts it.
+///
+/// Only an entity cloned from a body comes here with a slot and an island:
+/// copies of the original's (the remove hook clears them on a body that
+/// loses its `Body`). Kept, they would make the clone the original's twin
+/// until the next rebuild, as the scatter, the gather and the copies
+/// around systems of yours trust `BodyIndex`. (They are written only then,
+/// so that a spawn marks neither changed.)
 fn on_body_add(mut world: DeferredWorld, ctx: HookContext) {
+    if world.get::<BodyIndex>(ctx.entity) != Some(&BodyIndex::NONE)
+        && let Some(mut index) = world.get_mut::<BodyIndex>(ctx.entity)
+    {
+        *index = BodyIndex::NONE;
+    }
+    if world.get::<Island>(ctx.entity) != Some(&Island::NONE)
+        && let Some(mut island) = world.get_mut::<Island>(ctx.entity)
+    {
+        *island = Island::NONE;
+    }
     let Some(&Transform { translation, .. }) = world.get::<Transform>(ctx.entity) else {
         return;
     };
