@@ -1,7 +1,7 @@
 //! [`EulerPhysicsPlugin`]: the resources, schedules, sets and systems of
 //! the physics, wired together.
 
-use bevy::app::{App, FixedUpdate, Plugin, Update};
+use bevy::app::{App, FixedUpdate, Plugin};
 use bevy::ecs::schedule::common_conditions::{not, resource_exists};
 use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SingleThreadedExecutor};
 
@@ -22,8 +22,7 @@ use crate::data::joins::{Spring, SpringFrequency};
 use crate::data::origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
 use crate::data::requests::{Island, SolverRequests, WakeCause};
 use crate::data::settings::{
-    InterpolationSystems, PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems,
-    SubstepSystems, age_step_end,
+    PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems, SubstepSystems, age_step_end,
 };
 use crate::executors;
 use crate::interpolation;
@@ -38,7 +37,7 @@ use crate::step::{
 };
 
 /// Adds point-mass physics to an app: the resources, the systems in
-/// [`FixedUpdate`] and [`Update`], and the reflection of every public type.
+/// [`FixedUpdate`] and [`Update`](bevy::app::Update), and the reflection of every public type.
 ///
 /// Works with `DefaultPlugins` or `MinimalPlugins`; needs nothing else. The
 /// step rate is Bevy's fixed timestep (`Time<Fixed>`, 64 Hz by default).
@@ -208,11 +207,7 @@ impl Plugin for EulerPhysicsPlugin {
                     built_in::<4>.in_set(BuiltIn::End),
                 ),
             )
-            .add_systems(
-                Update,
-                interpolation::interpolate.in_set(InterpolationSystems::Interpolate),
-            )
-            .add_plugins(executors::plugin);
+            .add_plugins((interpolation::plugin, executors::plugin));
     }
 }
 

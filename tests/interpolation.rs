@@ -4,6 +4,7 @@ mod common;
 
 use std::time::Duration;
 
+use bevy::ecs::system::RunSystemOnce;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_euler_physics::prelude::*;
@@ -229,4 +230,141 @@ fn interpolation_can_be_switched_off() {
         history.previous().lerp(current, alpha)
     );
     assert_ne!(translation(&app, e), current);
+}
+
+/// How often the plain body's `Transform` was marked changed when
+/// [`watch_marks`] looked, and how often it looked.
+#[derive(Resource, Default)]
+struct Marked {
+    body: Option<Entity>,
+    changed: u32,
+    frames: u32,
+}
+
+/// In `PostUpdate`, before the propagation: whether the plain body's
+/// `Transform` is marked changed since this system last ran.
+fn watch_marks(mut marked: ResMut<Marked>, transforms: Query<Ref<Transform>>) {
+    let Some(body) = marked.body else { return };
+    marked.frames += 1;
+    if transforms.get(body).is_ok_and(|t| t.is_changed()) {
+        marked.changed += 1;
+    }
+}
+
+/// Bodies a system of yours turns before the drawing, and after it.
+#[derive(Component)]
+struct TurnedBefore;
+#[derive(Component)]
+struct TurnedAfter;
+
+fn turn_before(mut transforms: Query<&mut Transform, With<TurnedBefore>>) {
+    for mut transform in &mut transforms {
+        transform.rotate_z(0.1);
+    }
+}
+
+fn turn_after(mut transforms: Query<&mut Transform, With<TurnedAfter>>) {
+    for mut transform in &mut transforms {
+        transform.rotate_x(0.05);
+    }
+}
+
+/// The bits of an affine map.
+fn bits(affine: bevy::math::Affine3A) -> [u32; 12] {
+    affine.to_cols_array().map(f32::to_bits)
+}
+
+/// With Bevy's `TransformPlugin`, over frames of 0.4 fixed steps: a body
+/// outside any hierarchy (plain, and one rotated and scaled), a body with
+/// a child, and two bodies a system of yours turns each frame (one before
+/// the drawing, one after). After every frame each `GlobalTransform` holds
+/// the bits Bevy's propagation makes of the `Transform`s (the child's: its
+/// parent's times its own), each translation is what `DrawnPositions`
+/// gives, and, with `write_global_transforms` on, the drawing never marks
+/// the plain body's `Transform` changed (off, or in an app without the
+/// `TransformPlugin`: it does in every frame that moves the body).
+#[test]
+fn global_transforms_are_what_bevys_propagation_makes() {
+    // (Whether the setting is on, whether the app propagates transforms.)
+    for (write_globals, propagated) in [(true, true), (false, true), (true, false)] {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, EulerPhysicsPlugin));
+        if propagated {
+            app.add_plugins(TransformPlugin);
+        }
+        app.insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
+            .insert_resource(PhysicsSettings {
+                write_global_transforms: write_globals,
+                ..default()
+            })
+            .init_resource::<Marked>()
+            .add_systems(
+                Update,
+                (
+                    turn_before.before(InterpolationSystems::Interpolate),
+                    turn_after.after(InterpolationSystems::Interpolate),
+                ),
+            )
+            .add_systems(
+                PostUpdate,
+                watch_marks.before(bevy::transform::TransformSystems::Propagate),
+            );
+        app.update();
+        let at = |x: f32| Body::new(1.0).with_position(Vec3::new(x, 0.0, 0.0));
+        let plain = spawn(&mut app, at(0.0).with_velocity(Vec3::X));
+        let turned = Transform::from_rotation(Quat::from_rotation_z(0.7))
+            .with_scale(Vec3::new(2.0, 0.5, 1.0));
+        let scaled = spawn(&mut app, (at(1.0), turned));
+        let parent = spawn(&mut app, at(2.0));
+        let child = spawn(
+            &mut app,
+            (Transform::from_xyz(0.0, 0.3, 0.0), ChildOf(parent)),
+        );
+        let before = spawn(&mut app, (at(3.0), TurnedBefore));
+        let after = spawn(&mut app, (at(4.0), TurnedAfter));
+        let bodies = [plain, scaled, parent, before, after];
+        frame(&mut app, 0.4);
+        app.world_mut().resource_mut::<Marked>().body = Some(plain);
+        let (mut last, mut moved) = (translation(&app, plain), 0);
+        for n in 0..40 {
+            frame(&mut app, 0.4);
+            moved += u32::from(translation(&app, plain) != last);
+            last = translation(&app, plain);
+            if !propagated {
+                continue;
+            }
+            let world = app.world();
+            let global = |e: Entity| world.get::<GlobalTransform>(e).unwrap().affine();
+            let local = |e: Entity| *world.get::<Transform>(e).unwrap();
+            for e in bodies {
+                assert_eq!(
+                    bits(global(e)),
+                    bits(GlobalTransform::from(local(e)).affine()),
+                    "body {e} after frame {n} (writing globals: {write_globals})"
+                );
+            }
+            let expected = GlobalTransform::from(global(parent)).mul_transform(local(child));
+            assert_eq!(bits(global(child)), bits(expected.affine()), "the child");
+        }
+        let drawn = app
+            .world_mut()
+            .run_system_once(move |drawn: DrawnPositions| bodies.map(|e| drawn.get(e).unwrap()))
+            .unwrap();
+        for (e, position) in bodies.into_iter().zip(drawn) {
+            assert_eq!(translation(&app, e), position);
+        }
+        assert!(body(&app, plain).position.x > 0.2, "it moves");
+        let marked = app.world().resource::<Marked>();
+        assert_eq!(marked.frames, 40);
+        assert!(moved > 30, "the body moved in {moved} frames of 40");
+        let expected = if write_globals && propagated {
+            0
+        } else {
+            moved
+        };
+        assert_eq!(
+            marked.changed, expected,
+            "frames with the plain body's Transform marked changed"
+        );
+    }
 }
