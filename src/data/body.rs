@@ -10,7 +10,7 @@ use crate::data::forces::AccumulatedForce;
 use crate::data::islands::{RestTime, Sleeping};
 use crate::data::issues::PhysicsError;
 use crate::data::requests::{
-    AnchorAsleep, BodyIndex, Island, SolverRequests, WakeCause, WakeTarget, request,
+    AnchorAsleep, BodyIndex, Island, SolverRequests, WakeCause, WakeTarget, forget_slot, request,
 };
 
 /// A point mass: the physics state of an entity.
@@ -256,19 +256,9 @@ impl Damping {
 /// copies of the original's (the remove hook clears them on a body that
 /// loses its `Body`). Kept, they would make the clone the original's twin
 /// until the next rebuild, as the scatter, the gather and the copies
-/// around systems of yours trust `BodyIndex`. (They are written only then,
-/// so that a spawn marks neither changed.)
+/// around systems of yours trust `BodyIndex`.
 fn on_body_add(mut world: DeferredWorld, ctx: HookContext) {
-    if world.get::<BodyIndex>(ctx.entity) != Some(&BodyIndex::NONE)
-        && let Some(mut index) = world.get_mut::<BodyIndex>(ctx.entity)
-    {
-        *index = BodyIndex::NONE;
-    }
-    if world.get::<Island>(ctx.entity) != Some(&Island::NONE)
-        && let Some(mut island) = world.get_mut::<Island>(ctx.entity)
-    {
-        *island = Island::NONE;
-    }
+    forget_slot(&mut world, ctx.entity);
     let Some(&Transform { translation, .. }) = world.get::<Transform>(ctx.entity) else {
         return;
     };
@@ -335,12 +325,7 @@ const PRUNE_FROM: usize = 4096;
 fn on_body_remove(mut world: DeferredWorld, ctx: HookContext) {
     let island = world.get::<Island>(ctx.entity).copied();
     let fixed = world.get::<Body>(ctx.entity).is_some_and(Body::is_fixed);
-    if let Some(mut index) = world.get_mut::<BodyIndex>(ctx.entity) {
-        *index = BodyIndex::NONE;
-    }
-    if let Some(mut island) = world.get_mut::<Island>(ctx.entity) {
-        *island = Island::NONE;
-    }
+    forget_slot(&mut world, ctx.entity);
     request(&mut world, |requests| {
         requests.dirty = true;
         if fixed {

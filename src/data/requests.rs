@@ -123,6 +123,24 @@ pub(crate) fn request(world: &mut DeferredWorld, f: impl FnOnce(&mut SolverReque
     }
 }
 
+/// Takes `entity`'s slot and island from it (`NONE` both), writing each
+/// only if it holds another value, so that nothing is marked changed for
+/// nothing. For a body the step no longer holds, or not yet: its `Body`
+/// removed or added (a clone of a body comes with copies of the
+/// original's), or disabled while a rebuild ran.
+pub(crate) fn forget_slot(world: &mut DeferredWorld, entity: Entity) {
+    if world.get::<BodyIndex>(entity) != Some(&BodyIndex::NONE)
+        && let Some(mut index) = world.get_mut::<BodyIndex>(entity)
+    {
+        *index = BodyIndex::NONE;
+    }
+    if world.get::<Island>(entity) != Some(&Island::NONE)
+        && let Some(mut island) = world.get_mut::<Island>(entity)
+    {
+        *island = Island::NONE;
+    }
+}
+
 /// Hook for every structural change that changes which bodies or joins
 /// take part in the step.
 pub(crate) fn mark_dirty(mut world: DeferredWorld, _ctx: HookContext) {

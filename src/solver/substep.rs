@@ -200,8 +200,9 @@ pub(crate) fn copy_in(
                             .map(|(f, t)| (write_cells(f), write_cells(t))),
                     )
                 };
-                let Some((body, index)) = rows else { continue };
-                let mut forces = forces;
+                let (Some((body, index)), mut forces) = (rows, forces) else {
+                    continue;
+                };
                 matched.for_each(body.len(), |row| {
                     if !in_group(&index[row], group) {
                         return;

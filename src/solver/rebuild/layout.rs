@@ -1,12 +1,13 @@
 //! The rebuild's layout stages: slots, rows, and writing the index back to
 //! the bodies.
 
+use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
 use super::{Decided, Islands, Layout, Rebuild, Scene};
 use crate::data::body::Body;
 use crate::data::islands::Sleeping;
-use crate::data::requests::{AnchorAsleep, BodyIndex, Island};
+use crate::data::requests::{AnchorAsleep, BodyIndex, Island, forget_slot};
 use crate::kernels::constraints::{AngleRow, RodRow, RoundRow};
 use crate::kernels::parts::Span;
 use crate::kernels::springs::SpringRow;
@@ -351,17 +352,9 @@ pub(super) fn write_back(
         // the passes of the step it is enabled again in).
         let listed = unseen.clone();
         p.reporter.commands().queue(move |world: &mut World| {
+            let mut world = DeferredWorld::from(world);
             for entity in listed {
-                if let Some(mut index) = world.get_mut::<BodyIndex>(entity)
-                    && *index != BodyIndex::NONE
-                {
-                    *index = BodyIndex::NONE;
-                }
-                if let Some(mut island) = world.get_mut::<Island>(entity)
-                    && *island != Island::NONE
-                {
-                    *island = Island::NONE;
-                }
+                forget_slot(&mut world, entity);
             }
         });
     }
