@@ -1,7 +1,7 @@
 //! Drawing bodies between fixed steps.
 //!
 //! The simulation advances in fixed steps; frames come when they come. Each
-//! frame, [`InterpolationSystems::Interpolate`](crate::InterpolationSystems::Interpolate) sets
+//! frame, [`InterpolationSystems::Interpolate`] sets
 //! `Transform::translation` to `lerp(previous, current, α)` where `previous`
 //! ([`PositionHistory`]) and `current` ([`Body::position`]) are the body's
 //! positions at the start and end of the last fixed step and
@@ -47,7 +47,7 @@ type Drawn = (
 /// Where to draw bodies this frame: between the start and the end of the
 /// last fixed step, at `Time<Fixed>::overstep_fraction()`; or, for a body
 /// your code moved since that step ended (a teleport), where it is, with no
-/// streak. [`InterpolationSystems::Interpolate`](crate::InterpolationSystems::Interpolate) draws
+/// streak. [`InterpolationSystems::Interpolate`] draws
 /// every body's `Transform` this way; use this to draw a body yourself.
 ///
 /// It reads every body's [`Body`] and [`PositionHistory`], so a system
@@ -144,7 +144,7 @@ fn drawn(
 }
 
 /// Adds the drawing systems to `Update`, in
-/// [`InterpolationSystems::Interpolate`](crate::InterpolationSystems::Interpolate):
+/// [`InterpolationSystems::Interpolate`]:
 /// [`draw_roots`] and [`interpolate`] for the rest when
 /// [`globals_written`], else [`interpolate`] for every body.
 pub(crate) fn plugin(app: &mut App) {
@@ -206,7 +206,7 @@ pub(crate) fn globals_written(
 /// or without a `GlobalTransform`.
 pub(crate) type InHierarchy = Or<(With<ChildOf>, With<Children>, Without<GlobalTransform>)>;
 
-/// [`InterpolationSystems::Interpolate`](crate::InterpolationSystems::Interpolate),
+/// [`InterpolationSystems::Interpolate`],
 /// for the bodies `F` lets through: every drawn body, or (beside
 /// [`draw_roots`]) those [`InHierarchy`]. A moved `Transform` is marked
 /// changed, and Bevy's propagation writes its `GlobalTransform`.
@@ -227,7 +227,7 @@ pub(crate) fn interpolate<F: QueryFilter>(
     });
 }
 
-/// [`InterpolationSystems::Interpolate`](crate::InterpolationSystems::Interpolate),
+/// [`InterpolationSystems::Interpolate`],
 /// for the bodies with no parent and no children, when
 /// [`globals_written`]: each moved body's `GlobalTransform` gets what
 /// Bevy's propagation would write (its `Transform` as an affine map), and
