@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 
 use super::drag::{DragPart, DragState, Pointer, drag_spring_params};
-use super::gizmos::{strain, strain_color};
+use super::gizmos::{BodiesDrawn, bodies_drawn, strain, strain_color};
 use super::stats::{self, DebugStats, StepRequest};
 use super::{DebugCorePlugin, DebugUiSettings, Selection};
 use crate::SpringStability;
@@ -459,4 +459,28 @@ fn energy_is_recorded_after_every_fixed_step_for_the_chosen_span() {
             .samples
             .is_empty()
     );
+}
+
+/// The gizmos walk every body only when each gets a circle or an arrow;
+/// with both off only the selected body is drawn (its ring), and with
+/// nothing selected none.
+#[test]
+fn gizmos_walk_the_bodies_only_when_each_is_drawn() {
+    let picked = Entity::from_raw_u32(7).unwrap();
+    let with = |draw_bodies, draw_velocities| DebugUiSettings {
+        draw_bodies,
+        draw_velocities,
+        ..default()
+    };
+    for (bodies, velocities) in [(true, false), (false, true), (true, true)] {
+        let settings = with(bodies, velocities);
+        assert_eq!(bodies_drawn(&settings, None), BodiesDrawn::All);
+        assert_eq!(bodies_drawn(&settings, Some(picked)), BodiesDrawn::All);
+    }
+    let off = with(false, false);
+    assert_eq!(
+        bodies_drawn(&off, Some(picked)),
+        BodiesDrawn::Selected(picked)
+    );
+    assert_eq!(bodies_drawn(&off, None), BodiesDrawn::None);
 }
