@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use bevy::ecs::intern::Interned;
-use bevy::ecs::schedule::ScheduleLabel;
+use bevy::ecs::schedule::{ScheduleLabel, SystemSet};
 use bevy::platform::time::Instant;
 use bevy::prelude::*;
 
@@ -34,10 +34,20 @@ impl PartTimes {
     }
 }
 
+/// The system that ends the part of this index, for a part that must not
+/// start before it (`start_after` in [`time_part`]).
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PartEnd(pub usize);
+
 /// Times `set` in `schedule` as a new part of [`PartTimes`], whose index it
 /// returns: the time from a system ordered before `set` (and after
 /// `start_after`, if given, for a part that must not take in the set
-/// before it) to one ordered after it.
+/// before it) to one ordered after it (in [`PartEnd`] of that index).
+///
+/// Both are exclusive systems, so the part's time also takes in any system
+/// of the schedule that Bevy's executor runs while the part runs or that
+/// it starts before the one that ends the part: order such systems after
+/// the part's [`PartEnd`] to keep them out of it.
 pub fn time_part(
     app: &mut App,
     schedule: impl ScheduleLabel + Clone,
@@ -62,6 +72,6 @@ pub fn time_part(
         None => start.before(set.clone()),
     };
     app.add_systems(schedule.clone(), start)
-        .add_systems(schedule, stop.after(set));
+        .add_systems(schedule, stop.after(set).in_set(PartEnd(part)));
     part
 }
