@@ -107,11 +107,10 @@ pub(crate) fn draw_gizmos(
             gizmos.line(a, b, color);
         }
     }
-    let which = bodies_drawn(&settings, selection.0);
-    let all = (which == BodiesDrawn::All).then(|| bodies.iter());
-    let selected = match which {
-        BodiesDrawn::Selected(entity) => bodies.get(entity).ok(),
-        _ => None,
+    let (all, selected) = match bodies_drawn(&settings, selection.0) {
+        BodiesDrawn::All => (Some(bodies.iter()), None),
+        BodiesDrawn::Selected(entity) => (None, bodies.get(entity).ok()),
+        BodiesDrawn::None => (None, None),
     };
     for (entity, body, radius, sleeping, drag) in all.into_iter().flatten().chain(selected) {
         if drag {
