@@ -77,15 +77,7 @@ pub struct DrawnPositions<'w, 's> {
     settings: Res<'w, PhysicsSettings>,
     step: Res<'w, PhysicsStep>,
     solver: Res<'w, SolverState>,
-    bodies: Query<
-        'w,
-        's,
-        (
-            Ref<'static, Body>,
-            &'static PositionHistory,
-            &'static BodyIndex,
-        ),
-    >,
+    bodies: Query<'w, 's, (Entity, Drawing)>,
     ticks: SystemChangeTick,
 }
 
@@ -99,16 +91,51 @@ impl DrawnPositions<'_, '_> {
 
     /// Where to draw `entity`; `None` if it is not a body.
     pub fn get(&self, entity: Entity) -> Option<Vec3> {
-        let (body, history, index) = self.bodies.get(entity).ok()?;
+        let (_, body) = self.bodies.get(entity).ok()?;
+        Some(self.of(body, self.alpha()))
+    }
+
+    /// Every body with where to draw it, walking the bodies' tables once
+    /// instead of looking each up as [`get`](Self::get) does: for drawing
+    /// many bodies yourself (instanced meshes, say). Sleeping bodies and
+    /// those with [`TransformSyncDisabled`] are among them.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_euler_physics::prelude::*;
+    ///
+    /// /// The centre of every body, as drawn this frame.
+    /// #[derive(Resource, Default)]
+    /// struct Centre(Vec3);
+    ///
+    /// fn find_centre(drawn: DrawnPositions, mut centre: ResMut<Centre>) {
+    ///     let (sum, n) = drawn
+    ///         .iter()
+    ///         .fold((Vec3::ZERO, 0), |(sum, n), (_, at)| (sum + at, n + 1));
+    ///     centre.0 = if n > 0 { sum / n as f32 } else { Vec3::ZERO };
+    /// }
+    /// # App::new().init_resource::<Centre>().add_systems(Update, find_centre);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (Entity, Vec3)> + '_ {
+        let alpha = self.alpha();
+        self.bodies
+            .iter()
+            .map(move |(entity, body)| (entity, self.of(body, alpha)))
+    }
+
+    /// Where to draw a body this frame, given what a [`Drawing`] query
+    /// reads of it (for the crate's own walks of the bodies, which then
+    /// need not look each up).
+    pub(crate) fn of(&self, (body, history, index): DrawingItem, alpha: f32) -> Vec3 {
         let ended = (self.step.ended, self.ticks.this_run());
-        Some(drawn(
-            &self.solver,
-            ended,
-            (&body, history, index),
-            self.alpha(),
-        ))
+        drawn(&self.solver, ended, (&body, history, index), alpha)
     }
 }
+
+/// What a [`Drawing`] query yields for one body.
+pub(crate) type DrawingItem<'a> = (Ref<'a, Body>, &'a PositionHistory, &'a BodyIndex);
 
 /// See [`DrawnPositions::alpha`].
 fn alpha(time: &Time<Fixed>, settings: &PhysicsSettings) -> f32 {
@@ -159,7 +186,7 @@ pub(crate) fn plugin(app: &mut App) {
 }
 
 /// What a drawing system reads of a body.
-type Drawing = (
+pub(crate) type Drawing = (
     Ref<'static, Body>,
     &'static PositionHistory,
     &'static BodyIndex,

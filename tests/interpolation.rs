@@ -116,22 +116,27 @@ fn a_velocity_write_does_not_snap() {
 }
 
 /// What `DrawnPositions` gives is what the plugin draws: the lerp, a
-/// teleport's new place, and nothing for an entity without `Body`.
+/// teleport's new place, and nothing for an entity without `Body`. Its
+/// walk of every body (`iter`) lists each body once, with what `get`
+/// gives, and nothing else.
 #[test]
 fn drawn_positions_give_what_is_drawn() {
     #[derive(Resource, Default)]
-    struct Seen(Vec<Option<Vec3>>);
+    struct Seen(Vec<Option<Vec3>>, Vec<(Entity, Vec3)>);
     let mut app = app();
     set_gravity(&mut app, Vec3::ZERO);
     let e = spawn(
         &mut app,
         Body::new(1.0).with_velocity(Vec3::new(1.0, 2.0, 0.0)),
     );
+    let still = spawn(&mut app, Body::new(2.0).with_position(Vec3::Y));
     let other = app.world_mut().spawn(Transform::default()).id();
     app.init_resource::<Seen>().add_systems(
         PostUpdate,
         move |drawn: DrawnPositions, mut seen: ResMut<Seen>| {
-            seen.0 = vec![drawn.get(e), drawn.get(other)];
+            seen.0 = vec![drawn.get(e), drawn.get(other), drawn.get(still)];
+            seen.1 = drawn.iter().collect();
+            seen.1.sort_by_key(|&(entity, _)| entity);
         },
     );
     for (fixed_steps, teleport) in [(1.5, false), (0.25, false), (0.0, true), (1.0, false)] {
@@ -149,6 +154,9 @@ fn drawn_positions_give_what_is_drawn() {
         if teleport {
             assert_eq!(seen[0], Some(Vec3::new(-4.0, 3.0, 0.0)));
         }
+        let mut listed = vec![(e, seen[0].unwrap()), (still, seen[2].unwrap())];
+        listed.sort_by_key(|&(entity, _)| entity);
+        assert_eq!(app.world().resource::<Seen>().1, listed);
     }
 }
 

@@ -5,9 +5,8 @@ use bevy::prelude::*;
 
 use super::drag::{DragPart, Pointer, shown_radius};
 use super::{DebugUiSettings, Selection};
-use crate::body::Body;
 use crate::constraints::Radius;
-use crate::interpolation::DrawnPositions;
+use crate::interpolation::{Drawing, DrawnPositions};
 use crate::islands::Sleeping;
 use crate::spring::Spring;
 
@@ -46,9 +45,11 @@ pub(crate) fn strain_color(strain: f32, full: f32) -> Color {
     }
 }
 
+/// What the gizmos read of a body: where it is drawn comes from its
+/// [`Drawing`] through [`DrawnPositions::of`], not a lookup per body.
 type Drawn = (
     Entity,
-    &'static Body,
+    Drawing,
     Option<&'static Radius>,
     Has<Sleeping>,
     Has<DragPart>,
@@ -112,13 +113,13 @@ pub(crate) fn draw_gizmos(
         BodiesDrawn::Selected(entity) => (None, bodies.get(entity).ok()),
         BodiesDrawn::None => (None, None),
     };
-    for (entity, body, radius, sleeping, drag) in all.into_iter().flatten().chain(selected) {
+    let alpha = positions.alpha();
+    for (entity, drawing, radius, sleeping, drag) in all.into_iter().flatten().chain(selected) {
         if drag {
             continue;
         }
-        let Some(position) = positions.get(entity) else {
-            continue;
-        };
+        let body = *drawing.0;
+        let position = positions.of(drawing, alpha);
         if !position.is_finite() {
             continue;
         }
