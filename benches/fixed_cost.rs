@@ -7,7 +7,9 @@
 //! - `bare`: `MinimalPlugins` alone (Bevy's own fixed schedules);
 //! - `empty`, `one`: the plugin with no body, with one falling body;
 //! - `one_not_lean`: one body with `PhysicsSettings::lean_fixed_schedules`
-//!   off (every fixed schedule on Bevy's multi-threaded executor).
+//!   off (every fixed schedule on Bevy's multi-threaded executor);
+//! - `one_pooled`: one body beside a pool of 10 000 bodies spawned
+//!   `Disabled` (which the step must notice when they are enabled again).
 //!
 //! `cargo bench --bench fixed_cost` prints criterion's times, then the
 //! median ratio to the plain loop of 15 interleaved rounds, with its range.
@@ -23,7 +25,10 @@ mod common;
 use common::{H, Plain, median, time};
 
 /// The variants' names.
-const VARIANTS: [&str; 4] = ["bare", "empty", "one", "one_not_lean"];
+const VARIANTS: [&str; 5] = ["bare", "empty", "one", "one_not_lean", "one_pooled"];
+
+/// The bodies `one_pooled` holds disabled.
+const POOLED: usize = 10_000;
 
 /// A default app for `variant`, warmed: its first fixed steps build the
 /// schedules, and the updates after them let the plugin choose their
@@ -43,6 +48,15 @@ fn app(variant: &str) -> App {
     }
     if variant.starts_with("one") {
         app.world_mut().spawn(Body::new(1.0));
+    }
+    if variant == "one_pooled" {
+        let pool = (0..POOLED).map(|i| {
+            (
+                Body::new(1.0).with_position(Vec3::X * i as f32),
+                bevy::ecs::entity_disabling::Disabled,
+            )
+        });
+        app.world_mut().spawn_batch(pool);
     }
     for _ in 0..3 {
         app.update();

@@ -228,6 +228,17 @@ mod tests {
     #[derive(Component)]
     struct Off;
 
+    /// An app that runs one fixed step per update, with [`Off`] a
+    /// disabling component.
+    fn app_with_off() -> App {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
+            .insert_resource(Time::<Fixed>::from_duration(Duration::from_millis(16)))
+            .insert_resource(TimeUpdateStrategy::FixedTimesteps(1));
+        app.world_mut().register_disabling_component::<Off>();
+        app
+    }
+
     fn rebuild_now(app: &mut App) {
         app.world_mut().spawn(Body::new(1.0));
         app.update();
@@ -239,11 +250,7 @@ mod tests {
     /// the disabled one's index.
     #[test]
     fn the_rebuild_lists_the_disabled_bodies_it_no_longer_sees() {
-        let mut app = App::new();
-        app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
-            .insert_resource(Time::<Fixed>::from_duration(Duration::from_millis(16)))
-            .insert_resource(TimeUpdateStrategy::FixedTimesteps(1));
-        app.world_mut().register_disabling_component::<Off>();
+        let mut app = app_with_off();
         let [off, stripped, kept] = [(); 3].map(|_| app.world_mut().spawn(Body::new(1.0)).id());
         app.update();
         app.update();
@@ -278,5 +285,60 @@ mod tests {
         let listed = &world.resource::<SolverRequests>().inserted;
         assert!(listed.len() <= 8192, "{} listed", listed.len());
         assert!(stay.iter().all(|e| listed.contains(e)));
+    }
+
+    /// A listed (disabled) body enabled again brings a rebuild at the next
+    /// step, by Bevy's `Disabled` or by a disabling component of yours,
+    /// and also after your code despawned the plugin's observers; steps
+    /// with listed bodies and nothing enabled rebuild nothing, and neither
+    /// does a body disabled and enabled again between two steps that no
+    /// rebuild listed.
+    #[test]
+    fn a_listed_body_enabled_again_and_only_that_rebuilds() {
+        use bevy::ecs::entity_disabling::Disabled;
+        let mut app = app_with_off();
+        let [by_bevy, by_off, flicker] =
+            [(); 3].map(|_| app.world_mut().spawn(Body::new(1.0)).id());
+        app.update();
+        app.world_mut().entity_mut(by_bevy).insert(Disabled);
+        app.world_mut().entity_mut(by_off).insert(Off);
+        rebuild_now(&mut app);
+        let layouts = |app: &App| app.world().resource::<SolverState>().layouts;
+        let mut listed = [by_bevy, by_off];
+        listed.sort();
+        assert_eq!(app.world().resource::<SolverState>().unseen, listed);
+        let before = layouts(&app);
+        for _ in 0..3 {
+            app.update();
+        }
+        app.world_mut().entity_mut(flicker).insert(Off);
+        app.world_mut().entity_mut(flicker).remove::<Off>();
+        app.update();
+        assert_eq!(layouts(&app), before, "nothing enabled that was listed");
+        for body in [by_off, by_bevy] {
+            let before = layouts(&app);
+            if body == by_bevy {
+                // Swept away with every entity, say.
+                let world = app.world_mut();
+                let observers: Vec<Entity> = world
+                    .query_filtered::<Entity, With<Observer>>()
+                    .iter(world)
+                    .collect();
+                assert!(!observers.is_empty());
+                for observer in observers {
+                    world.despawn(observer);
+                }
+            }
+            let mut entity = app.world_mut().entity_mut(body);
+            if body == by_off {
+                entity.remove::<Off>();
+            } else {
+                entity.remove::<Disabled>();
+            }
+            app.update();
+            assert_eq!(layouts(&app), before + 1, "{body} enabled again");
+            assert_ne!(app.world().get::<BodyIndex>(body), Some(&BodyIndex::NONE));
+        }
+        assert!(app.world().resource::<SolverState>().unseen.is_empty());
     }
 }

@@ -29,6 +29,7 @@ use bevy::ecs::archetype::Archetypes;
 use bevy::ecs::change_detection::Tick;
 use bevy::ecs::component::Components;
 use bevy::ecs::entity::{Entities, EntityHashMap};
+use bevy::ecs::entity_disabling::DefaultQueryFilters;
 use bevy::ecs::system::{SystemChangeTick, SystemParam};
 use bevy::prelude::*;
 
@@ -52,6 +53,7 @@ use crate::kernels::union_find::UnionFind;
 use crate::solver::SolverState;
 use crate::solver::report::Reporter;
 
+mod enabled;
 mod islands;
 mod layout;
 mod read;
@@ -262,21 +264,32 @@ pub(crate) struct Rebuild<'w, 's> {
 }
 
 /// Start of the fixed step: when bodies, joins, substep counts, sleep
-/// states or settings changed, rebuilds the index in the stages listed in
-/// the [module docs](self); then copies every body's state into its slot.
-pub(crate) fn rebuild(mut p: Rebuild) {
+/// states or settings changed, or a body the last rebuild did not see was
+/// enabled again (see [`enabled`]), rebuilds the index in the stages
+/// listed in the [module docs](self); then copies every body's state into
+/// its slot.
+pub(crate) fn rebuild(
+    mut p: Rebuild,
+    mut observed: Local<enabled::Observed>,
+    filters: Option<Res<DefaultQueryFilters>>,
+    mut commands: Commands,
+) {
     let h = p.time.timestep().as_secs_f32();
+    // The listed bodies are looked up only when a disabling component is
+    // newly observed; after that, its observer asks for the rebuild.
+    let look_up =
+        enabled::observe_new(filters.as_deref(), &mut observed, p.entities, &mut commands);
     if !p.requests.dirty
         && p.changed_bodies.is_empty()
         && !p.settings.is_changed()
         && !p.constraints.is_changed()
         && !p.sleep.is_changed()
         && h == p.solver.timestep
-        && !p
-            .solver
-            .unseen
-            .iter()
-            .any(|&entity| p.bodies.contains(entity))
+        && !(look_up
+            && p.solver
+                .unseen
+                .iter()
+                .any(|&entity| p.bodies.contains(entity)))
     {
         return;
     }
