@@ -73,12 +73,8 @@ type Drawn = (
 /// ```
 #[derive(SystemParam)]
 pub struct DrawnPositions<'w, 's> {
-    time: Res<'w, Time<Fixed>>,
-    settings: Res<'w, PhysicsSettings>,
-    step: Res<'w, PhysicsStep>,
-    solver: Res<'w, SolverState>,
+    frame: Frame<'w>,
     bodies: Query<'w, 's, (Entity, Drawing)>,
-    ticks: SystemChangeTick,
 }
 
 impl DrawnPositions<'_, '_> {
@@ -86,7 +82,7 @@ impl DrawnPositions<'_, '_> {
     /// overstep fraction of `Time<Fixed>`, or 1 (the last position) when
     /// [`PhysicsSettings::interpolate`] is off.
     pub fn alpha(&self) -> f32 {
-        alpha(&self.time, &self.settings)
+        self.frame.alpha()
     }
 
     /// Where to draw `entity`; `None` if it is not a body.
@@ -129,22 +125,13 @@ impl DrawnPositions<'_, '_> {
     /// reads of it (for the crate's own walks of the bodies, which then
     /// need not look each up).
     pub(crate) fn of(&self, (body, history, index): DrawingItem, alpha: f32) -> Vec3 {
-        let ended = (self.step.ended, self.ticks.this_run());
-        drawn(&self.solver, ended, (&body, history, index), alpha)
+        let ended = self.frame.ended();
+        drawn(&self.frame.solver, ended, (&body, history, index), alpha)
     }
 }
 
 /// What a [`Drawing`] query yields for one body.
 pub(crate) type DrawingItem<'a> = (Ref<'a, Body>, &'a PositionHistory, &'a BodyIndex);
-
-/// See [`DrawnPositions::alpha`].
-fn alpha(time: &Time<Fixed>, settings: &PhysicsSettings) -> f32 {
-    if settings.interpolate {
-        time.overstep_fraction()
-    } else {
-        1.0
-    }
-}
 
 /// Where to draw a body at `alpha`. A teleport is a body whose `Body`
 /// changed after the last step ended (`ended`: that tick, and this
@@ -206,15 +193,25 @@ pub(crate) struct Frame<'w> {
 }
 
 impl Frame<'_> {
+    /// See [`DrawnPositions::alpha`].
+    fn alpha(&self) -> f32 {
+        if self.settings.interpolate {
+            self.time.overstep_fraction()
+        } else {
+            1.0
+        }
+    }
+
+    /// The ticks [`drawn`] compares: when the last step ended, and now.
+    fn ended(&self) -> (Tick, Tick) {
+        (self.step.ended, self.ticks.this_run())
+    }
+
     /// `α`, the ticks [`drawn`] compares, and whether to split the bodies
     /// over threads.
     fn parts(&self) -> (f32, (Tick, Tick), bool) {
         let parallel = self.solver.len() >= self.settings.parallel_threshold;
-        (
-            alpha(&self.time, &self.settings),
-            (self.step.ended, self.ticks.this_run()),
-            parallel,
-        )
+        (self.alpha(), self.ended(), parallel)
     }
 }
 

@@ -289,7 +289,7 @@ mod tests {
 
     /// A listed (disabled) body enabled again brings a rebuild at the next
     /// step, by Bevy's `Disabled` or by a disabling component of yours,
-    /// and also after your code despawned the plugin's observers; steps
+    /// and also after your code despawned the plugin's observer; steps
     /// with listed bodies and nothing enabled rebuild nothing, and neither
     /// does a body disabled and enabled again between two steps that no
     /// rebuild listed.

@@ -4,17 +4,17 @@
 //! A disabled entity comes back when a disabling component of it is
 //! removed (Bevy's `Disabled`, or one of yours registered with
 //! `World::register_disabling_component`). An observer of the removal of
-//! each such component asks for a rebuild when the entity is one of the
+//! any such component asks for a rebuild when the entity is one of the
 //! listed bodies, so that a step costs nothing per listed body: looking
 //! each up at the start of every step cost about 1.5 ns a body (a pool of
 //! 10 000 disabled bodies quadrupled the fixed cost of a step,
 //! `benches/fixed_cost.rs`, `one_pooled`).
 //!
-//! The observers follow Bevy's `DefaultQueryFilters`: at the start of a
-//! step, a disabling component not yet observed gets its observer, and
-//! that step looks the listed bodies up once, for any enabled before. So
-//! does the step after your code despawned an observer (a sweep of every
-//! entity, say): all are observed again.
+//! The observer follows Bevy's `DefaultQueryFilters`: at the start of a
+//! step in which the disabling components are not those it observes (the
+//! first step, or after one was registered), or after your code despawned
+//! it (a sweep of every entity, say), it is spawned again, and that step
+//! looks the listed bodies up once, for any enabled before.
 
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::Entities;
@@ -25,46 +25,46 @@ use bevy::prelude::*;
 use crate::data::requests::SolverRequests;
 use crate::solver::SolverState;
 
-/// The disabling components observed so far, and the observers' entities
-/// (see the [module](self)).
+/// The disabling components observed, and their observer's entity (see
+/// the [module](self)).
 #[derive(Debug, Default)]
 pub(crate) struct Observed {
     ids: Vec<ComponentId>,
-    observers: Vec<Entity>,
+    observer: Option<Entity>,
 }
 
-/// Observes the removal of each disabling component in `filters` not yet
-/// in `observed` (of all of them, if an observer is gone); true if it
-/// found any (the caller then looks the listed bodies up itself, this
-/// once: they may have been enabled before).
-pub(crate) fn observe_new(
+/// Keeps one observer of the removal of every disabling component in
+/// `filters`: spawns it again when that set changed or your code
+/// despawned it, and then returns true (the caller looks the listed
+/// bodies up itself, this once: they may have been enabled before).
+pub(crate) fn observe(
     filters: Option<&DefaultQueryFilters>,
     observed: &mut Observed,
     entities: &Entities,
     commands: &mut Commands,
 ) -> bool {
-    if !observed.observers.iter().all(|&e| entities.contains(e)) {
-        for &observer in &observed.observers {
-            if let Ok(mut observer) = commands.get_entity(observer) {
-                observer.try_despawn();
-            }
-        }
-        *observed = Observed::default();
-    }
-    let new: Vec<ComponentId> = filters
-        .into_iter()
-        .flat_map(DefaultQueryFilters::disabling_ids)
-        .filter(|id| !observed.ids.contains(id))
-        .collect();
-    if new.is_empty() {
+    let ids = || {
+        filters
+            .into_iter()
+            .flat_map(DefaultQueryFilters::disabling_ids)
+    };
+    let alive = observed.observer.is_some_and(|e| entities.contains(e));
+    if ids().eq(observed.ids.iter().copied()) && (alive || observed.ids.is_empty()) {
         return false;
     }
-    observed.ids.extend_from_slice(&new);
-    let observer = commands.spawn((
-        Observer::new(enabled_again).with_components(new),
-        Name::new("bevy_euler_physics: bodies enabled again"),
-    ));
-    observed.observers.push(observer.id());
+    if let Some(old) = observed.observer.take()
+        && let Ok(mut old) = commands.get_entity(old)
+    {
+        old.try_despawn();
+    }
+    observed.ids = ids().collect();
+    if !observed.ids.is_empty() {
+        let observer = commands.spawn((
+            Observer::new(enabled_again).with_components(observed.ids.clone()),
+            Name::new("bevy_euler_physics: bodies enabled again"),
+        ));
+        observed.observer = Some(observer.id());
+    }
     true
 }
 

@@ -275,10 +275,9 @@ pub(crate) fn rebuild(
     mut commands: Commands,
 ) {
     let h = p.time.timestep().as_secs_f32();
-    // The listed bodies are looked up only when a disabling component is
-    // newly observed; after that, its observer asks for the rebuild.
-    let look_up =
-        enabled::observe_new(filters.as_deref(), &mut observed, p.entities, &mut commands);
+    // The listed bodies are looked up only when the observer is new;
+    // after that, it asks for the rebuild.
+    let look_up = enabled::observe(filters.as_deref(), &mut observed, p.entities, &mut commands);
     if !p.requests.dirty
         && p.changed_bodies.is_empty()
         && !p.settings.is_changed()
