@@ -23,8 +23,11 @@
 //! rollbacks: <frames re-simulated>
 //! ```
 //!
-//! and exits. Both processes print the same checksum when the simulation is
-//! deterministic: `tests/rollback_p2p.rs` runs the pair and checks it.
+//! and exits. The script follows the frame being simulated, so every run
+//! of the pair, whatever its latency, jitter or load, simulates the same
+//! inputs on the same frames: both processes, and every run, print the
+//! same checksum when the simulation is deterministic. `tests/rollback_p2p.rs`
+//! runs pairs and checks it.
 //! Bad arguments print the usage and exit with code 2; a peer that does not
 //! answer within 30 s exits with code 1.
 
@@ -262,12 +265,20 @@ fn script(handle: usize, n: u32) -> u8 {
     }
 }
 
-fn read_inputs(mut commands: Commands, players: Res<LocalPlayers>, mut frame: Local<u32>) {
+/// The scripted inputs for the frame the session is about to simulate.
+///
+/// Keyed to that frame (`RollbackFrameCount`: the frames advanced so far,
+/// which the input read now moves on from), not to how often this system
+/// ran: a session that waits for its peer (`PredictionThreshold`) reads
+/// inputs again for the same frame, so a count of calls would hand each
+/// frame an input that depends on the run's timing, and runs of the pair
+/// would end on different checksums.
+fn read_inputs(mut commands: Commands, players: Res<LocalPlayers>, frame: Res<RollbackFrameCount>) {
+    let frame = u32::try_from(frame.0).unwrap_or(0);
     let mut inputs = HashMap::new();
     for &handle in &players.0 {
-        inputs.insert(handle, script(handle, *frame));
+        inputs.insert(handle, script(handle, frame));
     }
-    *frame += 1;
     commands.insert_resource(LocalInputs::<Config>(inputs));
 }
 

@@ -36,7 +36,11 @@ fn parse(output: &str) -> Report {
 /// `latency` and `jitter` (ms), and returns what each printed.
 fn run_pair(frames: u32, latency: u32, jitter: u32) -> [Report; 2] {
     let binary = example_binary();
-    let base = 20_000 + (std::process::id() % 20_000) as u16 + 2 * latency as u16;
+    // Two ports per pair, new for each pair this process runs (the tests
+    // run at once).
+    static PAIRS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let pair = PAIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let base = 20_000 + (std::process::id() % 20_000) as u16 + 2 * pair;
     let (a, b) = (base, base + 1);
     let spawn = |local: u16, remote: u16| {
         Command::new(&binary)
@@ -82,6 +86,27 @@ fn two_peers_agree_on_the_checksum_after_rollbacks() {
     );
 }
 
+/// Runs of the pair repeat: the scripted inputs follow the frame being
+/// simulated, so a second run with other delays ends on the checksum of
+/// the first. In the second, the first inputs arrive later than the
+/// prediction window, so each peer waits for its peer (GGRS skips frames
+/// while it reads inputs on every update): inputs that followed a count of
+/// calls instead of the frame would land on other frames there.
+#[test]
+fn runs_of_the_pair_end_on_the_same_checksum() {
+    let runs = [run_pair(300, 50, 40), run_pair(300, 300, 0)];
+    for (i, outputs) in runs.iter().enumerate() {
+        assert_eq!(outputs[0].checksum, outputs[1].checksum, "run {i}");
+    }
+    assert_eq!(
+        runs[0][0].checksum,
+        runs[1][0].checksum,
+        "the runs end on the same checksum (rollbacks {} and {})",
+        runs[0][0].rollbacks + runs[0][1].rollbacks,
+        runs[1][0].rollbacks + runs[1][1].rollbacks
+    );
+}
+
 /// A remote's input for frame 0 that arrives after the local peer has run
 /// as far ahead as it may (12 frames, 200 ms; here the latency is 300 ms):
 /// the peer rolls back to frame 0, whose snapshot is still there, and the
@@ -94,8 +119,9 @@ fn a_first_input_later_than_the_prediction_window_rolls_back_to_frame_0() {
 }
 
 /// Ten pairs of 600 frames (latency 60 ms, jitter 20 ms) started while
-/// every core is kept busy agree on their checksum (`cargo test --test
-/// rollback_p2p -- --ignored`, about two minutes on two cores).
+/// every core is kept busy agree on their checksum, each pair within
+/// itself and every run with the others (`cargo test --test rollback_p2p
+/// -- --ignored`, about two minutes on two cores).
 #[test]
 #[ignore = "two minutes of busy cores; run by hand"]
 fn ten_pairs_started_under_load_agree() {
@@ -112,9 +138,12 @@ fn ten_pairs_started_under_load_agree() {
             })
         })
         .collect();
+    let mut first: Option<String> = None;
     for run in 0..10 {
         let outputs = run_pair(600, 60, 20);
         assert_eq!(outputs[0].checksum, outputs[1].checksum, "run {run}");
+        let first = first.get_or_insert_with(|| outputs[0].checksum.clone());
+        assert_eq!(*first, outputs[0].checksum, "run {run} against run 0");
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for thread in busy {

@@ -66,6 +66,27 @@ use crate::data::requests::{
 /// # App::new().add_systems(Startup, setup);
 /// ```
 ///
+/// # Removing it, and entities reused from pools
+///
+/// Removing `Body` takes off everything the plugin put on the entity for
+/// it: [`Sleeping`], [`RestTime`], [`AccumulatedForce`],
+/// [`PositionHistory`], [`Island`], and a [`PhysicsError`] about the body's
+/// own values. A `Body` inserted on the entity later is a new body, as on
+/// a fresh entity; what your code put there (`Damping`, `ConstantForce`,
+/// `Radius`, ...) stays and applies to it.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// let mut world = World::new();
+/// let e = world.spawn((Body::new(1.0), Sleeping::default(), Damping(2.0))).id();
+/// world.entity_mut(e).remove::<Body>();
+/// assert!(world.get::<Sleeping>(e).is_none());
+/// assert!(world.get::<RestTime>(e).is_none());
+/// assert_eq!(world.get::<Damping>(e), Some(&Damping(2.0)));
+/// ```
+///
 /// # Invalid values
 ///
 /// A body with a negative, zero or non-finite mass, or a non-finite position
@@ -320,8 +341,10 @@ fn note_inserted(world: &mut DeferredWorld, entity: Entity) {
 const PRUNE_FROM: usize = 4096;
 
 /// A body left: its island (if asleep) wakes, and may split. The entity
-/// keeps the plugin's other components, but no slot: nothing of it (its
-/// forces, its damping) is stepped until it has a `Body` again.
+/// keeps no slot, and loses every component the plugin put on it for this
+/// body ([`take_off_the_plugins`]), so that a `Body` inserted on it later
+/// (an entity reused from a pool) is a new body. What your code put on it
+/// (`Transform`, `Damping`, `ConstantForce`, `Radius`, ...) stays.
 fn on_body_remove(mut world: DeferredWorld, ctx: HookContext) {
     let island = world.get::<Island>(ctx.entity).copied();
     let fixed = world.get::<Body>(ctx.entity).is_some_and(Body::is_fixed);
@@ -341,6 +364,40 @@ fn on_body_remove(mut world: DeferredWorld, ctx: HookContext) {
             );
         }
     });
+    // (Despawned, the entity is gone when the command runs: nothing to do.)
+    world
+        .commands()
+        .entity(ctx.entity)
+        .queue_silenced(take_off_the_plugins);
+}
+
+/// Takes off an entity that lost its `Body` what the plugin put on it for
+/// that body: its sleep marker, rest time, accumulated force, drawing
+/// history, island and slot, and a [`PhysicsError`] about the body (one
+/// about a join on the same entity stays). Runs as a command right after
+/// the removal, before anything else touches the entity; a `Body` already
+/// back by then (none can be) keeps them.
+fn take_off_the_plugins(mut entity: EntityWorldMut) {
+    if entity.contains::<Body>() {
+        return;
+    }
+    // The slot first: `Sleeping`'s remove hook reads it to tell a body's
+    // wake from a removal.
+    entity.remove::<(
+        BodyIndex,
+        Island,
+        AnchorAsleep,
+        RestTime,
+        AccumulatedForce,
+        PositionHistory,
+    )>();
+    entity.remove::<Sleeping>();
+    if entity
+        .get::<PhysicsError>()
+        .is_some_and(|error| error.0.is_about_a_body())
+    {
+        entity.remove::<PhysicsError>();
+    }
 }
 
 /// The bodies a step moves: with a `Body`, neither left out for an error

@@ -7,7 +7,9 @@ use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
 use crate::data::forces::AccumulatedForce;
-use crate::data::requests::{Island, SolverRequests, WakeCause, WakeTarget, mark_dirty, request};
+use crate::data::requests::{
+    BodyIndex, Island, SolverRequests, WakeCause, WakeTarget, mark_dirty, request,
+};
 
 /// Runs this body's island with `k` passes of `h / k` per fixed step.
 ///
@@ -614,9 +616,16 @@ pub(crate) fn asleep_at(tick: Tick) -> Tick {
 /// back (sleeping bodies have none). Removed by your code from a body of a
 /// sleeping island (the plugin marks an island awake before it removes
 /// `Sleeping`), it wakes the island as `wake_island` does.
+///
+/// Taken off with the `Body` it marked (the body's slot gone first), it
+/// gives nothing back and wakes nothing: the body's removal woke its island.
 fn on_sleeping_remove(mut world: DeferredWorld, ctx: HookContext) {
     // (Its `on_discard` ran first; no insertion follows a removal.)
     request(&mut world, |requests| requests.replaced_sleep = None);
+    if !world.entity(ctx.entity).contains::<BodyIndex>() {
+        mark_dirty(world, ctx);
+        return;
+    }
     world
         .commands()
         .entity(ctx.entity)

@@ -152,6 +152,18 @@ pub enum PhysicsIssue {
     },
 }
 
+impl PhysicsIssue {
+    /// Whether this issue is about a body's own values (its mass, state or
+    /// damping), which a [`PhysicsError`] holds only while the entity has
+    /// that `Body`; the others are about joins and per-body settings.
+    pub(crate) fn is_about_a_body(&self) -> bool {
+        matches!(
+            self,
+            Self::InvalidMass { .. } | Self::NonFinite { .. } | Self::InvalidDamping { .. }
+        )
+    }
+}
+
 impl fmt::Display for PhysicsIssue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {

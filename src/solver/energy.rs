@@ -240,9 +240,11 @@ fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter,
             let gained = energy - watch.lowest;
             if !watch.reported && gained > THRESHOLD * watch.kinetic.max(floor) {
                 watch.reported = true;
-                let first = span.slots.start - group.slots.start;
+                let Some(name) = group.island_name(span.slots.start) else {
+                    continue;
+                };
                 reporter.warn(
-                    group.entities[first],
+                    name,
                     PhysicsIssue::EnergyGrowth {
                         gained: gained as f32,
                         kinetic: watch.kinetic as f32,

@@ -92,6 +92,26 @@ pub(crate) struct Group {
     pub planned: Option<(crate::kernels::implicit::Method, bool)>,
 }
 
+impl Group {
+    /// The entity a report about the island holding `slot` names: the one
+    /// with the lowest index (as a rule the first spawned), so that the
+    /// name does not depend on the order of its slots (which follows the
+    /// order the tables hold its bodies in, and so how the island got
+    /// there: a woken island, say). (`Entity`'s own order is not by index.)
+    pub fn island_name(&self, slot: usize) -> Option<Entity> {
+        let span = self
+            .islands
+            .iter()
+            .find(|span| span.slots.contains(&slot))?;
+        let start = self.slots.start;
+        self.entities
+            .get(span.slots.start - start..span.slots.end - start)?
+            .iter()
+            .copied()
+            .min_by_key(|entity| entity.index())
+    }
+}
+
 /// One island, as the last rebuild found it.
 #[derive(Debug, Clone)]
 pub(crate) struct IslandState {
@@ -178,7 +198,7 @@ pub(crate) struct SolverState {
         Vec<(u32, crate::kernels::implicit::Solved)>,
     )>,
     pub implicit_trouble: Vec<(u32, crate::kernels::implicit::Solved)>,
-    /// Islands (by their first body) already reported for an implicit
+    /// Islands (by [`Group::island_name`]) already reported for an implicit
     /// solve, until it succeeds again.
     pub implicit_reported: EntityHashSet,
     /// Per slot: forces your substep systems added to `AccumulatedForce`,
@@ -230,8 +250,9 @@ pub(crate) struct SolverState {
     /// Springs already reported as unstable.
     pub unstable_reported: EntityHashSet,
     /// Bodies already reported for a bad `Substeps`, `SleepThreshold` or
-    /// `Radius`, by kind.
-    pub settings_reported: EntityHashMap<u8>,
+    /// `Radius`, by kind, with the tick their `Body` was added at: a `Body`
+    /// inserted on the entity again is a new body, reported anew.
+    pub settings_reported: EntityHashMap<(u8, Tick)>,
     /// Whether a non-finite `Gravity` was reported (until it is finite).
     pub gravity_reported: bool,
     /// Gravity as the last step used it.

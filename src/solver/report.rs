@@ -268,7 +268,7 @@ pub(crate) fn check_settings(settings: Res<PhysicsSettings>, sleep: Res<SleepSet
 
 /// End of the fixed step: reports each implicit island whose solve did not
 /// converge or failed in this step, once until it solves again (named by
-/// its first body).
+/// its entity of lowest index, [`Group::island_name`](crate::solver::Group::island_name)).
 pub(crate) fn report_implicit(mut solver: ResMut<SolverState>, mut reporter: Reporter) {
     if solver.implicit_trouble.is_empty() && solver.implicit_reported.is_empty() {
         return;
@@ -283,7 +283,9 @@ pub(crate) fn report_implicit(mut solver: ResMut<SolverState>, mut reporter: Rep
         else {
             continue;
         };
-        let entity = group.entities[slot as usize - group.slots.start];
+        let Some(entity) = group.island_name(slot as usize) else {
+            continue;
+        };
         if now.insert(entity) && !solver.implicit_reported.contains(&entity) {
             let issue = match solved {
                 Solved::Capped(iterations, residual) => PhysicsIssue::ImplicitNotConverged {

@@ -4,10 +4,11 @@
 use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 
-use crate::data::body::Body;
+use crate::data::body::{Body, Damping};
 use crate::data::constraints::{GroundPlane, Radius};
 use crate::data::forces::{ConstantForce, Gravity};
 use crate::data::islands::Sleeping;
+use crate::data::issues::PhysicsError;
 use crate::data::requests::{AnchorAsleep, SolverRequests, WakeCause, WakeTarget};
 use crate::solver::SolverState;
 
@@ -18,8 +19,10 @@ use crate::solver::SolverState;
 /// (Springs and rods are immutable; their hooks report every change.)
 ///
 /// The scans cost a sleeping body one tick comparison per step: its `Body`
-/// (`ConstantForce` only on bodies that have one; sleeping bodies have no
-/// `AccumulatedForce`, whose insertion wakes them through its hook).
+/// (`ConstantForce` and `Damping` only on bodies that have one; sleeping
+/// bodies have no `AccumulatedForce`, whose insertion wakes them through
+/// its hook). A bad `Damping` on a sleeping body or anchor asks for the
+/// end-of-step report that awake ones get from the gather.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn detect_wakes(
     solver: Res<SolverState>,
@@ -33,6 +36,16 @@ pub(crate) fn detect_wakes(
     ticks: SystemChangeTick,
 ) {
     let any_sleeping = solver.any_sleeping || requests.resynced;
+    // A damping your code changed on a sleeping body or anchor is checked
+    // as an awake one's is (the gather reads only awake ones): at the end
+    // of this step, without waking anything.
+    if changed
+        .sleepers_damping
+        .iter()
+        .any(|damping| !damping.is_valid())
+    {
+        solver.request_report();
+    }
     for entity in &changed.radii {
         requests.wake(
             WakeTarget::Body(entity),
@@ -97,10 +110,19 @@ pub(crate) fn detect_wakes(
     }
 }
 
-/// Radii and planes changed in place. (Springs and rods are immutable:
-/// their hooks see every change.)
+/// A sleeping body or anchor, in the step, whose `Damping` changed.
+type SleeperDampingChanged = (
+    Changed<Damping>,
+    Or<(With<Sleeping>, With<AnchorAsleep>)>,
+    Without<PhysicsError>,
+);
+
+/// Radii and planes changed in place, and the dampings of sleeping bodies
+/// and anchors. (Springs and rods are immutable: their hooks see every
+/// change.)
 #[derive(bevy::ecs::system::SystemParam)]
 pub(crate) struct ChangedConstraints<'w, 's> {
     radii: Query<'w, 's, Entity, Changed<Radius>>,
+    sleepers_damping: Query<'w, 's, &'static Damping, SleeperDampingChanged>,
     planes: Query<'w, 's, (Entity, Ref<'static, GroundPlane>), Changed<GroundPlane>>,
 }

@@ -46,12 +46,11 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
         groups,
     ) in &p.bodies
     {
-        let was = p
-            .solver
-            .settings_reported
-            .get(&entity)
-            .copied()
-            .unwrap_or(0);
+        let added = body.added();
+        let was = match p.solver.settings_reported.get(&entity) {
+            Some(&(bits, since)) if since == added => bits,
+            _ => 0,
+        };
         let mut now_bad = 0u8;
         let mut report = |bit: u8, issue| {
             now_bad |= bit;
@@ -92,7 +91,7 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
             if now_bad == 0 {
                 p.solver.settings_reported.remove(&entity);
             } else {
-                p.solver.settings_reported.insert(entity, now_bad);
+                p.solver.settings_reported.insert(entity, (now_bad, added));
             }
         }
         node_of.insert(entity, nodes.len() as u32);
@@ -120,6 +119,13 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
             k_sum: 0.0,
             c_sum: 0.0,
         });
+    }
+    // Entities that lost their `Body` (or were despawned) keep no entry.
+    if !p.solver.settings_reported.is_empty() {
+        let has_body = &p.has_body;
+        p.solver
+            .settings_reported
+            .retain(|&entity, _| has_body.contains(entity));
     }
     let union = UnionFind::new(nodes.len());
     Scene {
