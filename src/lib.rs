@@ -38,6 +38,10 @@
 //! [`islands`] for substeps, stability and sleeping, and [`interpolation`]
 //! for how bodies are drawn between steps.
 //!
+//! To tie bodies to the game's own moving entities, [`PinnedTo`] makes a
+//! fixed body follow an entity (a bone, a hand, a platform) and
+//! [`FollowsBody`] makes an entity follow a body; see [`pins`].
+//!
 //! [`Body`] is the state. Its position is the truth and
 //! [`Transform::translation`](bevy::transform::components::Transform::translation) is what is drawn: write bodies, read
 //! transforms (or [`DrawnPositions`]).
@@ -97,6 +101,7 @@ pub mod debug_ui;
 pub mod integrators;
 #[cfg(feature = "model-assets")]
 pub mod model;
+pub mod pins;
 #[cfg(feature = "ggrs")]
 pub mod rollback;
 pub mod snapshot;
@@ -122,6 +127,7 @@ pub use islands::{
 };
 pub use kernels::stability::SpringStability;
 pub use origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
+pub use pins::{FollowsBody, PinnedTo};
 pub use plugin::EulerPhysicsPlugin;
 pub use snapshot::{BodyState, PhysicsSnapshot, RestoreReport, physics_checksum};
 pub use spring::{Spring, SpringFrequency};
@@ -136,14 +142,14 @@ pub mod prelude {
     pub use crate::{
         AccumulatedForce, AngleLimit, AutoSubsteps, Body, CollisionGroups, ConstantForce,
         ConstraintSettings, ContactMaterial, Damping, DistanceConstraint, DistanceLimit,
-        DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, Gravity, GroundPlane,
+        DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, FollowsBody, Gravity, GroundPlane,
         ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
         InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke, OriginShifted,
         PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep,
-        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PositionHistory, Radius, RestTime,
-        ShiftWithOrigin, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring,
-        SpringFrequency, SubstepBodies, SubstepSystems, Substeps, TransformSyncDisabled, WakeCause,
-        physics_checksum,
+        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PinnedTo, PositionHistory, Radius,
+        RestTime, ShiftWithOrigin, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled,
+        Spring, SpringFrequency, SubstepBodies, SubstepSystems, Substeps, TransformSyncDisabled,
+        WakeCause, physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

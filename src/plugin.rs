@@ -26,6 +26,7 @@ use crate::data::settings::{
 };
 use crate::executors;
 use crate::interpolation;
+use crate::pins::{self, FollowsBody, PinReports, PinnedTo};
 use crate::snapshot::{BodyState, PhysicsSnapshot};
 use crate::solver::{
     SolverState, contacts, energy, frequency, gather, origin, rebuild, report, scatter, sleep,
@@ -82,56 +83,15 @@ impl Plugin for EulerPhysicsPlugin {
             .init_resource::<ConstraintSettings>()
             .init_resource::<PhysicsOrigin>()
             .init_resource::<ImplicitSettings>()
+            .init_resource::<PinReports>()
             .add_message::<PhysicsWarning>()
             .add_message::<IslandWoke>()
             .add_message::<IslandSlept>()
             .add_message::<OriginShifted>()
-            .register_type::<Body>()
-            .register_type::<Damping>()
-            .register_type::<Spring>()
-            .register_type::<SpringFrequency>()
-            .register_type::<Gravity>()
-            .register_type::<ConstantForce>()
-            .register_type::<AccumulatedForce>()
-            .register_type::<PositionHistory>()
-            .register_type::<TransformSyncDisabled>()
-            .register_type::<PhysicsError>()
-            .register_type::<PhysicsIssue>()
-            .register_type::<PhysicsWarning>()
-            .register_type::<PhysicsSettings>()
-            .register_type::<PhysicsStep>()
-            .register_type::<Substeps>()
-            .register_type::<AutoSubsteps>()
-            .register_type::<ImplicitSprings>()
-            .register_type::<ImplicitSettings>()
-            .register_type::<ImplicitSolver>()
-            .register_type::<ImplicitPreconditioner>()
-            .register_type::<Island>()
-            .register_type::<RestTime>()
-            .register_type::<Sleeping>()
-            .register_type::<SleepingDisabled>()
-            .register_type::<SleepThreshold>()
-            .register_type::<SleepSettings>()
-            .register_type::<WakeCause>()
-            .register_type::<IslandWoke>()
-            .register_type::<IslandSlept>()
-            .register_type::<DistanceConstraint>()
-            .register_type::<DistanceLimit>()
-            .register_type::<AngleLimit>()
-            .register_type::<Radius>()
-            .register_type::<ContactMaterial>()
-            .register_type::<CollisionGroups>()
-            .register_type::<GroundPlane>()
-            .register_type::<ConstraintSettings>()
-            .register_type::<PhysicsOrigin>()
-            .register_type::<FloatingOrigin>()
-            .register_type::<ShiftWithOrigin>()
-            .register_type::<OriginShifted>()
-            .register_type::<PhysicsSnapshot>()
-            .register_type::<BodyState>()
             // The tick the last step ended at stays comparable as the
             // world's ticks wrap.
             .add_observer(age_step_end);
+        register_types(app);
 
         // Chains of small systems: a single-threaded executor runs them
         // inline, where a multi-threaded one would wake threads for each.
@@ -174,6 +134,7 @@ impl Plugin for EulerPhysicsPlugin {
                     frequency::resolve_frequencies,
                     report::readmit_fixed,
                     report::readmit_limits,
+                    pins::follow_targets,
                     wakes::detect_wakes,
                     rebuild::rebuild,
                     gather::gather_written,
@@ -189,6 +150,7 @@ impl Plugin for EulerPhysicsPlugin {
                 StepEnd,
                 (
                     scatter::scatter,
+                    pins::draw_pins_between,
                     report::report_invalid_bodies,
                     report::report_implicit,
                     energy::watch_energy,
@@ -207,8 +169,62 @@ impl Plugin for EulerPhysicsPlugin {
                     built_in::<4>.in_set(BuiltIn::End),
                 ),
             )
+            .add_systems(
+                bevy::app::Update,
+                pins::follow_bodies.after(crate::data::settings::InterpolationSystems::Interpolate),
+            )
             .add_plugins((interpolation::plugin, executors::plugin));
     }
+}
+
+/// Registers every public reflected type, the snapshot's included
+/// (`tests/registry.rs` checks the list).
+fn register_types(app: &mut App) {
+    app.register_type::<Body>()
+        .register_type::<Damping>()
+        .register_type::<Spring>()
+        .register_type::<SpringFrequency>()
+        .register_type::<Gravity>()
+        .register_type::<ConstantForce>()
+        .register_type::<AccumulatedForce>()
+        .register_type::<PositionHistory>()
+        .register_type::<TransformSyncDisabled>()
+        .register_type::<PhysicsError>()
+        .register_type::<PhysicsIssue>()
+        .register_type::<PhysicsWarning>()
+        .register_type::<PhysicsSettings>()
+        .register_type::<PhysicsStep>()
+        .register_type::<Substeps>()
+        .register_type::<AutoSubsteps>()
+        .register_type::<ImplicitSprings>()
+        .register_type::<ImplicitSettings>()
+        .register_type::<ImplicitSolver>()
+        .register_type::<ImplicitPreconditioner>()
+        .register_type::<Island>()
+        .register_type::<RestTime>()
+        .register_type::<Sleeping>()
+        .register_type::<SleepingDisabled>()
+        .register_type::<SleepThreshold>()
+        .register_type::<SleepSettings>()
+        .register_type::<WakeCause>()
+        .register_type::<IslandWoke>()
+        .register_type::<IslandSlept>()
+        .register_type::<DistanceConstraint>()
+        .register_type::<DistanceLimit>()
+        .register_type::<AngleLimit>()
+        .register_type::<Radius>()
+        .register_type::<ContactMaterial>()
+        .register_type::<CollisionGroups>()
+        .register_type::<GroundPlane>()
+        .register_type::<ConstraintSettings>()
+        .register_type::<PhysicsOrigin>()
+        .register_type::<FloatingOrigin>()
+        .register_type::<ShiftWithOrigin>()
+        .register_type::<OriginShifted>()
+        .register_type::<PhysicsSnapshot>()
+        .register_type::<BodyState>()
+        .register_type::<PinnedTo>()
+        .register_type::<FollowsBody>();
 }
 
 #[cfg(test)]

@@ -38,7 +38,14 @@ const LAYERS: &[&[&str]] = &[
         "prelude",
     ],
     // Features.
-    &["debug_ui", "integrators", "model", "rollback", "snapshot"],
+    &[
+        "debug_ui",
+        "integrators",
+        "model",
+        "pins",
+        "rollback",
+        "snapshot",
+    ],
     // The plugin, which wires the layers below into an app (and registers
     // the snapshot's types).
     &["plugin"],

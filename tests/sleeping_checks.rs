@@ -289,6 +289,30 @@ fn cases() -> Vec<Case> {
             },
             |i| matches!(i, I::InvalidAxis { .. }),
         ),
+        case(
+            "the anchor pinned to an entity that is then despawned",
+            |app, r| {
+                let target = spawn(app, Transform::default());
+                app.world_mut()
+                    .entity_mut(r.anchor)
+                    .insert(PinnedTo::new(target));
+                step(app, 1);
+                app.world_mut().despawn(target);
+                r.anchor
+            },
+            |i| matches!(i, I::PinTargetInvalid { .. }),
+        ),
+        case(
+            "a pin on a dynamic body",
+            |app, r| {
+                let target = spawn(app, Transform::default());
+                app.world_mut()
+                    .entity_mut(r.bodies[3])
+                    .insert(PinnedTo::new(target));
+                r.bodies[3]
+            },
+            |i| matches!(i, I::PinnedDynamicBody),
+        ),
         Case {
             name: "an implicit solve capped at one iteration, and a push",
             implicit: true,
@@ -474,6 +498,8 @@ fn the_table_covers_every_issue() {
             gained: 1.0,
             kinetic: 1.0,
         },
+        PhysicsIssue::PinTargetInvalid { target: e },
+        PhysicsIssue::PinnedDynamicBody,
     ];
     // A new variant added to the enum without a case fails to compile
     // here (the match is exhaustive), and one without a case fails below.
@@ -497,7 +523,9 @@ fn the_table_covers_every_issue() {
             | PhysicsIssue::InvalidAxis { .. }
             | PhysicsIssue::ImplicitNotConverged { .. }
             | PhysicsIssue::ImplicitFailed
-            | PhysicsIssue::EnergyGrowth { .. } => {}
+            | PhysicsIssue::EnergyGrowth { .. }
+            | PhysicsIssue::PinTargetInvalid { .. }
+            | PhysicsIssue::PinnedDynamicBody => {}
         }
         let covered = cases().iter().any(|case| (case.expect)(issue));
         assert!(covered, "no case for {issue:?} ({:?})", sample(issue));

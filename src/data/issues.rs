@@ -42,13 +42,16 @@ pub enum PhysicsIssue {
         /// The offending damping.
         damping: f32,
     },
-    /// A spring or constraint end names an entity that does not exist (never
-    /// did, or was despawned).
+    /// A spring or constraint end, or the body a
+    /// [`FollowsBody`](crate::FollowsBody) follows, names an entity that
+    /// does not exist (never did, or was despawned).
     MissingEndpoint {
         /// The missing end.
         endpoint: Entity,
     },
-    /// A spring or constraint end names an entity without a [`Body`](crate::Body).
+    /// A spring or constraint end, or the body a
+    /// [`FollowsBody`](crate::FollowsBody) follows, names an entity without
+    /// a [`Body`](crate::Body).
     EndpointWithoutBody {
         /// The end without a body.
         endpoint: Entity,
@@ -137,6 +140,18 @@ pub enum PhysicsIssue {
     /// a system it cannot solve: for this pass, its springs acted on
     /// nothing (gravity, your forces and damping still did).
     ImplicitFailed,
+    /// A [`PinnedTo`](crate::PinnedTo)'s target does not exist, has no
+    /// `Transform` (it or a parent), or its transform puts the pin at a
+    /// non-finite position: the pinned body stays fixed where it was, at
+    /// rest, until the target is valid. A warning only.
+    PinTargetInvalid {
+        /// The target named.
+        target: Entity,
+    },
+    /// A [`PinnedTo`](crate::PinnedTo) is on a dynamic body: pins move
+    /// fixed bodies ([`Body::fixed`](crate::Body::fixed)) only, and this one
+    /// does nothing until the body is fixed. A warning only.
+    PinnedDynamicBody,
     /// The energy of this body's island grew while nothing pushed it: the
     /// step is heating it (see [`Island::load`](crate::Island::load) for
     /// what the stability bound does not see). Said once, and again only
@@ -257,6 +272,14 @@ impl fmt::Display for PhysicsIssue {
             Self::EnergyGrowth { gained, kinetic } => write!(
                 f,
                 "the island's energy grew by {gained:.3e} J with nothing pushing it (its kinetic energy peaked at {kinetic:.3e} J): the step adds energy. Typical cause: undamped springs whose ends pass through each other within one step; Damping, spring damping, Substeps or ImplicitSprings stop it"
+            ),
+            Self::PinTargetInvalid { target } => write!(
+                f,
+                "pin target {target} does not exist, has no Transform, or gives a non-finite position; the body stays where it is"
+            ),
+            Self::PinnedDynamicBody => write!(
+                f,
+                "PinnedTo is on a dynamic body; pins move fixed bodies (Body::fixed) only, so this one does nothing"
             ),
             Self::ImplicitFailed => write!(
                 f,
