@@ -40,7 +40,8 @@
 //!
 //! To tie bodies to the game's own moving entities, [`PinnedTo`] makes a
 //! fixed body follow an entity (a bone, a hand, a platform) and
-//! [`FollowsBody`] makes an entity follow a body; see [`pins`].
+//! [`FollowsBody`] makes an entity follow a body; see [`pins`]. A [`Rope`]
+//! spawns a rope between two ends in one call; see [`ropes`].
 //!
 //! [`Body`] is the state. Its position is the truth and
 //! [`Transform::translation`](bevy::transform::components::Transform::translation) is what is drawn: write bodies, read
@@ -104,6 +105,7 @@ pub mod model;
 pub mod pins;
 #[cfg(feature = "ggrs")]
 pub mod rollback;
+pub mod ropes;
 pub mod snapshot;
 
 pub use body::{Body, Damping};
@@ -129,6 +131,7 @@ pub use kernels::stability::SpringStability;
 pub use origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
 pub use pins::{FollowsBody, PinnedTo};
 pub use plugin::EulerPhysicsPlugin;
+pub use ropes::{PartOfRope, Rope, RopeEnd, RopeParts};
 pub use snapshot::{BodyState, PhysicsSnapshot, RestoreReport, physics_checksum};
 pub use spring::{Spring, SpringFrequency};
 
@@ -147,9 +150,9 @@ pub mod prelude {
         InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke, OriginShifted,
         PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep,
         PhysicsSubstep, PhysicsSystems, PhysicsWarning, PinnedTo, PositionHistory, Radius,
-        RestTime, ShiftWithOrigin, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled,
-        Spring, SpringFrequency, SubstepBodies, SubstepSystems, Substeps, TransformSyncDisabled,
-        WakeCause, physics_checksum,
+        RestTime, Rope, RopeEnd, RopeParts, ShiftWithOrigin, SleepSettings, SleepThreshold,
+        Sleeping, SleepingDisabled, Spring, SpringFrequency, SubstepBodies, SubstepSystems,
+        Substeps, TransformSyncDisabled, WakeCause, physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

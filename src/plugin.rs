@@ -27,6 +27,7 @@ use crate::data::settings::{
 use crate::executors;
 use crate::interpolation;
 use crate::pins::{self, FollowsBody, PinReports, PinnedTo};
+use crate::ropes::{Rope, RopeEnd};
 use crate::snapshot::{BodyState, PhysicsSnapshot};
 use crate::solver::{
     SolverState, contacts, energy, frequency, gather, origin, rebuild, report, scatter, sleep,
@@ -224,7 +225,9 @@ fn register_types(app: &mut App) {
         .register_type::<PhysicsSnapshot>()
         .register_type::<BodyState>()
         .register_type::<PinnedTo>()
-        .register_type::<FollowsBody>();
+        .register_type::<FollowsBody>()
+        .register_type::<Rope>()
+        .register_type::<RopeEnd>();
 }
 
 #[cfg(test)]

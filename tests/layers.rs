@@ -44,6 +44,7 @@ const LAYERS: &[&[&str]] = &[
         "model",
         "pins",
         "rollback",
+        "ropes",
         "snapshot",
     ],
     // The plugin, which wires the layers below into an app (and registers
