@@ -8,10 +8,10 @@
 //! removes the component once the values are valid again.
 //!
 //! Every check reports alike whether the bodies and joins it concerns are
-//! awake or asleep: a bad value put on a sleeping body (a `Damping`
-//! inserted or changed in place, a `Substeps` or `SleepThreshold`) is
-//! reported at the end of the next step, as on an awake one, without
-//! waking its island; edits that wake an island (a body written, a
+//! awake or asleep: a bad value put on a sleeping body is reported in the
+//! next step, as on an awake one (a `Damping`, inserted or changed in
+//! place, at the step's end; a `Substeps` or `SleepThreshold` at its
+//! start), without waking its island; edits that wake an island (a body written, a
 //! spring, rod or limit inserted, a `Radius` changed) are checked as the
 //! island wakes. The reports about how an island steps
 //! ([`PhysicsIssue::ImplicitNotConverged`], [`PhysicsIssue::ImplicitFailed`],

@@ -129,7 +129,7 @@ pub use islands::{
 };
 pub use kernels::stability::SpringStability;
 pub use origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
-pub use pins::{FollowsBody, PinnedTo};
+pub use pins::{FollowsBody, PinPlaced, PinnedTo};
 pub use plugin::EulerPhysicsPlugin;
 pub use ropes::{PartOfRope, Rope, RopeEnd, RopeParts};
 pub use snapshot::{BodyState, PhysicsSnapshot, RestoreReport, physics_checksum};
@@ -149,8 +149,8 @@ pub mod prelude {
         ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
         InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke, OriginShifted,
         PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep,
-        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PinnedTo, PositionHistory, Radius,
-        RestTime, Rope, RopeEnd, RopeParts, ShiftWithOrigin, SleepSettings, SleepThreshold,
+        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PinPlaced, PinnedTo, PositionHistory,
+        Radius, RestTime, Rope, RopeEnd, RopeParts, ShiftWithOrigin, SleepSettings, SleepThreshold,
         Sleeping, SleepingDisabled, Spring, SpringFrequency, SubstepBodies, SubstepSystems,
         Substeps, TransformSyncDisabled, WakeCause, physics_checksum,
     };

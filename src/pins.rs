@@ -39,8 +39,19 @@
 //!
 //! A target standing still writes nothing, so an island hanging from it
 //! falls asleep as from any fixed body, and wakes when the target moves.
+//!
+//! A target with a [`Body`] of its own is read at its body's position (its
+//! drawn `Transform` depends on the frame's timing). With a
+//! [`FloatingOrigin`](crate::FloatingOrigin), give the targets (or their
+//! root) [`ShiftWithOrigin`](crate::ShiftWithOrigin): an origin shift
+//! moves the pinned bodies, and a target left behind would then be a cell
+//! away (a teleport). Under rollback, register the targets' `Transform`
+//! for rollback; the pins' own state ([`PinPlaced`]) is registered by the
+//! rollback plugin.
 
 use bevy::ecs::entity::EntityHashSet;
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 use bevy::transform::helper::TransformHelper;
 
@@ -98,6 +109,8 @@ use crate::solver::report::Reporter;
 /// ```
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component, Debug, PartialEq, Clone)]
+#[require(PinPlaced)]
+#[component(on_insert = unplace)]
 pub struct PinnedTo {
     /// The entity followed.
     #[entities]
@@ -159,13 +172,51 @@ impl PinnedTo {
     }
 }
 
+/// Which target a [`PinnedTo`] last placed its body at: none before its
+/// first placement, after a bad target or while the body is dynamic, and
+/// again whenever the `PinnedTo` is inserted. A placement at another
+/// target than the last (the first, a new target, a target valid again)
+/// is a teleport, with no velocity. Part of the physics state:
+/// [`PhysicsSnapshot`](crate::PhysicsSnapshot) saves it and
+/// [`EulerPhysicsRollbackPlugin`](crate::rollback) rolls it back, so a
+/// restored run places its pins as the first run did.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// let mut world = World::new();
+/// let pin = world.spawn((Body::fixed(Vec3::ZERO), PinnedTo::new(Entity::PLACEHOLDER))).id();
+/// assert_eq!(world.get::<PinPlaced>(pin).unwrap().target(), None);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[reflect(Component, Debug, PartialEq, Clone, Default)]
+pub struct PinPlaced(#[entities] pub(crate) Option<Entity>);
+
+impl PinPlaced {
+    /// The target the body was last placed at, if any.
+    pub fn target(&self) -> Option<Entity> {
+        self.0
+    }
+}
+
+/// Hook: a pin inserted (or replaced) places its body anew, at rest.
+fn unplace(mut world: DeferredWorld, ctx: HookContext) {
+    if let Some(mut placed) = world.get_mut::<PinPlaced>(ctx.entity)
+        && placed.0.is_some()
+    {
+        placed.0 = None;
+    }
+}
+
 /// Makes this entity's `Transform::translation` follow `body` as it is
 /// drawn (between its last two fixed states, as the body itself is), plus
 /// `offset` in world space: a lantern, a light or a particle emitter at the
 /// end of a rope. Written in `Update`, after the bodies' interpolation
 /// ([`InterpolationSystems::Interpolate`](crate::InterpolationSystems::Interpolate)).
 /// For an entity with a parent, the translation is set so that the entity
-/// lands there in the world (through the parent's `GlobalTransform`).
+/// lands there in the world (through the parent's transform as it is now,
+/// composed up its parents' `Transform`s).
 ///
 /// A `body` that does not exist or has no [`Body`] is reported once
 /// ([`PhysicsIssue::MissingEndpoint`] or
@@ -245,11 +296,11 @@ fn report_once(
 
 /// Start of the fixed step, before anything reads the bodies: each pinned
 /// body to where its target is, moving at the target's velocity over the
-/// step (or at rest, for a teleport or a pin new since the last step).
-/// Writes a body only when that changes it.
+/// step (or at rest, for a teleport or a placement at another target than
+/// the last, see [`PinPlaced`]). Writes a body only when that changes it.
 pub(crate) fn follow_targets(
-    mut pinned: Query<(Entity, Ref<PinnedTo>, &mut Body), Without<PhysicsError>>,
-    targets: TransformHelper,
+    mut pinned: Query<(Entity, &PinnedTo, &mut Body, &mut PinPlaced), Without<PhysicsError>>,
+    targets: Targets,
     time: Res<Time<Fixed>>,
     mut reports: ResMut<PinReports>,
     mut reporter: Reporter,
@@ -259,7 +310,7 @@ pub(crate) fn follow_targets(
     if !reports.pins.is_empty() {
         reports.pins.retain(|&entity| pinned.contains(entity));
     }
-    for (entity, pin, mut body) in &mut pinned {
+    for (entity, pin, mut body, mut placed) in &mut pinned {
         if !body.is_fixed() {
             report_once(
                 &mut reporter,
@@ -267,14 +318,10 @@ pub(crate) fn follow_targets(
                 entity,
                 PhysicsIssue::PinnedDynamicBody,
             );
+            placed.set_if_neq(PinPlaced(None));
             continue;
         }
-        let to = targets
-            .compute_global_transform(pin.target)
-            .ok()
-            .map(|target| target.transform_point(pin.offset))
-            .filter(|to| to.is_finite());
-        let Some(to) = to else {
+        let Some(to) = targets.place(pin) else {
             let target = pin.target;
             report_once(
                 &mut reporter,
@@ -285,18 +332,49 @@ pub(crate) fn follow_targets(
             if body.velocity != Vec3::ZERO {
                 body.velocity = Vec3::ZERO;
             }
+            placed.set_if_neq(PinPlaced(None));
             continue;
         };
         reports.pins.remove(&entity);
         let moved = to - body.position;
         // (A NaN distance reads as a teleport.)
         let within = moved.length() <= pin.teleport_distance.max(0.0);
-        let teleport = pin.is_added() || h <= 0.0 || !within;
+        let teleport = placed.0 != Some(pin.target) || h <= 0.0 || !within;
         let velocity = if teleport { Vec3::ZERO } else { moved / h };
         if to != body.position || velocity != body.velocity {
             body.position = to;
             body.velocity = velocity;
         }
+        placed.set_if_neq(PinPlaced(Some(pin.target)));
+    }
+}
+
+/// Where pins' targets are: a target with a [`Body`] (not itself pinned)
+/// at its body's position, the offset turned and scaled by its
+/// `Transform` (a body's drawn translation depends on the frame's timing;
+/// its position does not); any other through its `Transform` composed up
+/// its parents.
+#[derive(bevy::ecs::system::SystemParam)]
+pub(crate) struct Targets<'w, 's> {
+    transforms: TransformHelper<'w, 's>,
+    bodies: Query<'w, 's, (&'static Body, Option<&'static Transform>), Without<PinnedTo>>,
+}
+
+impl Targets<'_, '_> {
+    /// Where `pin` puts its body now, if its target is valid.
+    fn place(&self, pin: &PinnedTo) -> Option<Vec3> {
+        let to = match self.bodies.get(pin.target) {
+            Ok((body, transform)) => {
+                let turn = transform.copied().unwrap_or_default();
+                body.position + turn.rotation * (turn.scale * pin.offset)
+            }
+            Err(_) => self
+                .transforms
+                .compute_global_transform(pin.target)
+                .ok()?
+                .transform_point(pin.offset),
+        };
+        to.is_finite().then_some(to)
     }
 }
 
@@ -322,12 +400,30 @@ pub(crate) fn draw_pins_between(
     }
 }
 
+/// `entity`'s transform composed up its parents from their `Transform`s,
+/// as it is now (its `GlobalTransform` is last frame's until Bevy's
+/// propagation); `None` if one of them has none or follows a body itself.
+fn parent_transform(
+    parents: &Query<(&Transform, Option<&ChildOf>), Without<FollowsBody>>,
+    entity: Entity,
+) -> Option<GlobalTransform> {
+    let (transform, mut up) = parents.get(entity).ok()?;
+    let mut global = GlobalTransform::from(*transform);
+    while let Some(parent) = up {
+        let (transform, next) = parents.get(parent.parent()).ok()?;
+        global = GlobalTransform::from(*transform) * global;
+        up = next;
+    }
+    Some(global)
+}
+
 /// `Update`, after the interpolation: each follower's translation to its
 /// body's drawn position plus the offset.
 pub(crate) fn follow_bodies(
     mut followers: Query<(Entity, &FollowsBody, &mut Transform, Option<&ChildOf>)>,
     drawn: DrawnPositions,
-    parents: Query<&GlobalTransform>,
+    parents: Query<(&Transform, Option<&ChildOf>), Without<FollowsBody>>,
+    globals: Query<&GlobalTransform>,
     entities: &bevy::ecs::entity::Entities,
     mut reports: ResMut<PinReports>,
     mut reporter: Reporter,
@@ -350,7 +446,10 @@ pub(crate) fn follow_bodies(
         };
         reports.followers.remove(&entity);
         let world = at + follows.offset;
-        let local = match parent.and_then(|p| parents.get(p.parent()).ok()) {
+        let parent = parent.and_then(|p| {
+            parent_transform(&parents, p.parent()).or_else(|| globals.get(p.parent()).ok().copied())
+        });
+        let local = match parent {
             Some(parent) => parent.affine().inverse().transform_point3(world),
             None => world,
         };

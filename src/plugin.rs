@@ -26,7 +26,7 @@ use crate::data::settings::{
 };
 use crate::executors;
 use crate::interpolation;
-use crate::pins::{self, FollowsBody, PinReports, PinnedTo};
+use crate::pins::{self, FollowsBody, PinPlaced, PinReports, PinnedTo};
 use crate::ropes::{Rope, RopeEnd};
 use crate::snapshot::{BodyState, PhysicsSnapshot};
 use crate::solver::{
@@ -91,7 +91,8 @@ impl Plugin for EulerPhysicsPlugin {
             .add_message::<OriginShifted>()
             // The tick the last step ended at stays comparable as the
             // world's ticks wrap.
-            .add_observer(age_step_end);
+            .add_observer(age_step_end)
+            .add_observer(crate::solver::age_reports);
         register_types(app);
 
         // Chains of small systems: a single-threaded executor runs them
@@ -226,6 +227,7 @@ fn register_types(app: &mut App) {
         .register_type::<BodyState>()
         .register_type::<PinnedTo>()
         .register_type::<FollowsBody>()
+        .register_type::<PinPlaced>()
         .register_type::<Rope>()
         .register_type::<RopeEnd>();
 }

@@ -12,7 +12,8 @@
 //!   (`Prepare` → `Step` → `Finish`) for your systems there;
 //! - it registers for rollback every component the next step depends on
 //!   besides your scene's: [`Body`], [`Sleeping`], [`RestTime`] (how long
-//!   each island has rested), [`AccumulatedForce`] and [`PositionHistory`];
+//!   each island has rested), [`AccumulatedForce`], [`PositionHistory`]
+//!   and [`PinPlaced`] (which target each pin last placed its body at);
 //!   and what an origin shift moves ([`origin`](crate::origin)): the
 //!   [`PhysicsOrigin`] resource and each [`GroundPlane`] (the `Transform`
 //!   of a [`ShiftWithOrigin`](crate::ShiftWithOrigin) entity is yours to
@@ -83,6 +84,7 @@ use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
 use crate::islands::{RestTime, Sleeping};
 use crate::origin::PhysicsOrigin;
+use crate::pins::PinPlaced;
 use crate::snapshot::{body_checksum, origin_checksum};
 use crate::step::{SteppedElsewhere, run_step};
 
@@ -113,6 +115,7 @@ impl Plugin for EulerPhysicsRollbackPlugin {
             .rollback_component_with_copy::<RestTime>()
             .rollback_component_with_copy::<AccumulatedForce>()
             .rollback_component_with_copy::<PositionHistory>()
+            .rollback_component_with_copy::<PinPlaced>()
             // Origin shifts move the origin and the ground planes.
             .rollback_component_with_copy::<GroundPlane>()
             .rollback_resource_with_copy::<PhysicsOrigin>()

@@ -55,6 +55,7 @@ use crate::interpolation::PositionHistory;
 use crate::islands::WakeCause;
 use crate::islands::{RestTime, Sleeping};
 use crate::origin::PhysicsOrigin;
+use crate::pins::PinPlaced;
 use crate::solver::origin::{Shift, shift_origin};
 use crate::spring::Spring;
 
@@ -121,6 +122,9 @@ pub struct BodyState {
     pub accumulated: Vec3,
     /// Where it started the last fixed step.
     pub history: PositionHistory,
+    /// For a pinned body: the target its pin last placed it at (see
+    /// [`PinPlaced`]).
+    pub pin_placed: Option<Entity>,
 }
 
 /// The physics state of every body; see the [module docs](self).
@@ -193,11 +197,12 @@ impl PhysicsSnapshot {
             Option<&AccumulatedForce>,
             Option<&PositionHistory>,
             Option<&RestTime>,
+            Option<&PinPlaced>,
         )>();
         let mut bodies: Vec<BodyState> = query
             .iter(world)
             .map(
-                |(entity, body, sleeping, accumulated, history, rest)| BodyState {
+                |(entity, body, sleeping, accumulated, history, rest, placed)| BodyState {
                     entity,
                     body: *body,
                     // A sleep request not yet carried out is no sleep.
@@ -207,6 +212,7 @@ impl PhysicsSnapshot {
                     history: history
                         .copied()
                         .unwrap_or_else(|| PositionHistory::at(body.position)),
+                    pin_placed: placed.and_then(PinPlaced::target),
                 },
             )
             .collect();
@@ -296,6 +302,9 @@ impl PhysicsSnapshot {
             }
             if let Some(mut rest) = entity.get_mut::<RestTime>() {
                 rest.0 = state.rest_time;
+            }
+            if let Some(mut placed) = entity.get_mut::<PinPlaced>() {
+                placed.set_if_neq(PinPlaced(state.pin_placed));
             }
             report.restored += 1;
         }

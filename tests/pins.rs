@@ -378,3 +378,125 @@ fn a_follower_is_drawn_where_its_body_is() {
     assert_eq!(issues.len(), 1, "{issues:?}");
     assert!(matches!(issues[0], PhysicsIssue::MissingEndpoint { endpoint } if endpoint == gone));
 }
+
+/// A placement at another target than the last is a teleport: a new
+/// target (in place, or by a new `PinnedTo`), and a target valid again
+/// after it was gone, give no velocity spike.
+#[test]
+fn re_targeting_makes_no_velocity_spike() {
+    let mut app = app();
+    let first = spawn(&mut app, Transform::default());
+    let second = spawn(&mut app, Transform::from_xyz(2.0, 0.0, 0.0));
+    let pin = spawn(&mut app, (Body::fixed(Vec3::ZERO), PinnedTo::new(first)));
+    step(&mut app, 3);
+    assert_eq!(
+        app.world().get::<PinPlaced>(pin).unwrap().target(),
+        Some(first)
+    );
+    app.world_mut().get_mut::<PinnedTo>(pin).unwrap().target = second;
+    step(&mut app, 1);
+    assert_eq!(body(&app, pin).position, Vec3::new(2.0, 0.0, 0.0));
+    assert_eq!(
+        body(&app, pin).velocity,
+        Vec3::ZERO,
+        "a new target in place"
+    );
+    app.world_mut().entity_mut(pin).insert(PinnedTo::new(first));
+    step(&mut app, 1);
+    assert_eq!(body(&app, pin).velocity, Vec3::ZERO, "a new PinnedTo");
+    // The target loses its transform, then gets it back 1 m away.
+    app.world_mut().entity_mut(first).remove::<Transform>();
+    step(&mut app, 2);
+    app.world_mut()
+        .entity_mut(first)
+        .insert(Transform::from_xyz(0.0, 1.0, 0.0));
+    step(&mut app, 1);
+    assert_eq!(body(&app, pin).position, Vec3::Y);
+    assert_eq!(body(&app, pin).velocity, Vec3::ZERO, "a target valid again");
+}
+
+/// A target with a `Body` is read at its body's position (not at its
+/// drawn translation, which depends on the frame), the offset turned by
+/// its `Transform`'s rotation.
+#[test]
+fn a_target_with_a_body_is_read_at_its_position() {
+    let mut app = app();
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+        H * 0.6,
+    )));
+    let mover = spawn(
+        &mut app,
+        (
+            Body::new(1.0).with_velocity(Vec3::new(1.0, 0.0, 0.0)),
+            Transform::default().with_rotation(Quat::from_rotation_z(core::f32::consts::FRAC_PI_2)),
+        ),
+    );
+    let pin = spawn(
+        &mut app,
+        (
+            Body::fixed(Vec3::ZERO),
+            PinnedTo::new(mover).with_offset(Vec3::X),
+        ),
+    );
+    let mut checked = 0;
+    for _ in 0..20 {
+        app.update();
+        if app
+            .world()
+            .get::<PinPlaced>(pin)
+            .unwrap()
+            .target()
+            .is_none()
+        {
+            continue;
+        }
+        checked += 1;
+        let target = body(&app, mover).position;
+        let pinned = body(&app, pin).position;
+        // Placed at the start of the step from the position the step
+        // started from: one step behind the target's end.
+        let started = app
+            .world()
+            .get::<PositionHistory>(mover)
+            .unwrap()
+            .previous();
+        assert_close(
+            pinned,
+            started + Vec3::Y,
+            1e-5,
+            "at the body's position, offset turned",
+        );
+        assert!(target.is_finite());
+    }
+    assert!(checked > 10);
+}
+
+/// A snapshot taken before a pin's first placement and restored repeats
+/// the run to the bit (the pin's state is saved with the bodies).
+#[test]
+fn a_restored_snapshot_places_pins_as_the_first_run_did() {
+    let mut app = app_with_movers();
+    let target = spawn(&mut app, (Transform::from_xyz(0.0, 1.4, 0.0), Mover(U)));
+    let pin = spawn(&mut app, (Body::fixed(Vec3::ZERO), PinnedTo::new(target)));
+    let bob = spawn(
+        &mut app,
+        Body::new(1.0).with_position(Vec3::new(0.3, 0.4, 0.0)),
+    );
+    spawn(&mut app, Spring::new(pin, bob, 1.0, 40.0).with_damping(0.5));
+    let saved = PhysicsSnapshot::save(app.world_mut());
+    let target_saved = *app.world().get::<Transform>(target).unwrap();
+    let run = |app: &mut App| {
+        (0..40)
+            .map(|_| {
+                step(app, 1);
+                (body(app, pin), body(app, bob))
+            })
+            .collect::<Vec<_>>()
+    };
+    let first = run(&mut app);
+    saved.restore(app.world_mut());
+    *app.world_mut().get_mut::<Transform>(target).unwrap() = target_saved;
+    let again = run(&mut app);
+    assert_eq!(first[0].0.velocity, Vec3::ZERO, "placed at rest first");
+    assert_eq!(first, again);
+}

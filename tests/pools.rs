@@ -547,3 +547,38 @@ fn a_churn_among_sleeping_islands_never_freezes_a_body_given_a_speed() {
     let asleep_count = bodies.iter().filter(|&&e| asleep(&app, e)).count();
     assert!(asleep_count > 0, "islands slept during the churn");
 }
+
+/// `Body` and `Sleeping` removed in one bundle, and a `Body` removed and
+/// inserted again within one command queue: the same rules hold.
+#[test]
+fn bundles_and_command_queues_follow_the_same_rules() {
+    let mut app = app();
+    let e = spawn(&mut app, Body::new(1.0));
+    app.world_mut().entity_mut(e).insert(Sleeping::default());
+    step(&mut app, 2);
+    assert!(asleep(&app, e));
+    app.world_mut().entity_mut(e).remove::<(Body, Sleeping)>();
+    assert_left_clean(&app, e, "bundle");
+    assert!(
+        app.world().get::<AccumulatedForce>(e).is_none(),
+        "no force given back to an entity without a body"
+    );
+    // Removed and inserted again by one system's commands.
+    let f = spawn(
+        &mut app,
+        Body::new(1.0).with_position(Vec3::new(0.0, 0.0, 50.0)),
+    );
+    app.world_mut().entity_mut(f).insert(Sleeping::default());
+    step(&mut app, 2);
+    assert!(asleep(&app, f));
+    let mut commands = app.world_mut().commands();
+    commands.entity(f).remove::<Body>();
+    commands.entity(f).insert(fresh_body(0.0));
+    app.world_mut().flush();
+    assert!(!asleep(&app, f), "the new body is not asleep");
+    step(&mut app, 1);
+    assert!(
+        (body(&app, f).position - fresh_body(0.0).position).length() > 0.01,
+        "and it moves"
+    );
+}

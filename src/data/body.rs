@@ -375,8 +375,8 @@ fn on_body_remove(mut world: DeferredWorld, ctx: HookContext) {
 /// that body: its sleep marker, rest time, accumulated force, drawing
 /// history, island and slot, and a [`PhysicsError`] about the body (one
 /// about a join on the same entity stays). Runs as a command right after
-/// the removal, before anything else touches the entity; a `Body` already
-/// back by then (none can be) keeps them.
+/// the removal (and its observers), before the next command; a `Body`
+/// already back by then keeps them.
 fn take_off_the_plugins(mut entity: EntityWorldMut) {
     if entity.contains::<Body>() {
         return;

@@ -626,10 +626,16 @@ fn on_sleeping_remove(mut world: DeferredWorld, ctx: HookContext) {
         mark_dirty(world, ctx);
         return;
     }
+    // Only onto a body still there when the command runs: a `Body` removed
+    // with `Sleeping` in one bundle has its hook's clean-up queued first.
     world
         .commands()
         .entity(ctx.entity)
-        .try_insert_if_new(AccumulatedForce::default());
+        .queue_silenced(|mut entity: EntityWorldMut| {
+            if entity.contains::<BodyIndex>() {
+                entity.insert_if_new(AccumulatedForce::default());
+            }
+        });
     if world
         .get::<Island>(ctx.entity)
         .is_some_and(Island::is_asleep)

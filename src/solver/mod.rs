@@ -94,10 +94,10 @@ pub(crate) struct Group {
 
 impl Group {
     /// The entity a report about the island holding `slot` names: the one
-    /// with the lowest index (as a rule the first spawned), so that the
-    /// name does not depend on the order of its slots (which follows the
-    /// order the tables hold its bodies in, and so how the island got
-    /// there: a woken island, say). (`Entity`'s own order is not by index.)
+    /// with the lowest index, so that the name does not depend on the
+    /// order of its slots (which follows the order the tables hold its
+    /// bodies in, and so how the island got there: a woken island, say).
+    /// (`Entity`'s own order is not by index.)
     pub fn island_name(&self, slot: usize) -> Option<Entity> {
         let span = self
             .islands
@@ -109,6 +109,23 @@ impl Group {
             .iter()
             .copied()
             .min_by_key(|entity| entity.index())
+    }
+}
+
+/// Keeps the ticks of [`SolverState::settings_reported`] comparable with the
+/// bodies' `added` ticks as the world's ticks wrap: Bevy clamps both alike
+/// (a tick too old is moved up to the oldest it keeps), so an entry still
+/// names the body it was made for.
+pub(crate) fn age_reports(
+    check: On<bevy::ecs::change_detection::CheckChangeTicks>,
+    mut solver: ResMut<SolverState>,
+) {
+    for (_, since) in solver
+        .bypass_change_detection()
+        .settings_reported
+        .values_mut()
+    {
+        since.check_tick(*check);
     }
 }
 
