@@ -342,3 +342,127 @@ fn synctest_with_origin_shifts_has_no_mismatch() {
     // 12 m/s for 5 s, in cells of 8 m.
     assert!(origin.x >= 48.0, "the origin moved: {origin}");
 }
+
+/// Moves the pins' target each frame, faster while the input pushes.
+fn move_target(inputs: Res<PlayerInputs<Config>>, mut targets: Query<&mut Transform, With<Hand>>) {
+    let input = inputs[0].0;
+    for mut target in &mut targets {
+        target.translation.x += if input & PUSH != 0 { 0.05 } else { 0.01 };
+    }
+}
+
+/// The second target the pin moves to, from frame [`RETARGET`] on.
+#[derive(Component, Clone, Copy)]
+struct Second;
+
+const RETARGET: i32 = 150;
+
+/// From frame [`RETARGET`] on, the pin follows the second target (a
+/// placement at another target: a teleport).
+fn retarget(
+    frame: Res<RollbackFrameCount>,
+    second: Query<Entity, With<Second>>,
+    mut pins: Query<&mut PinnedTo>,
+) {
+    let Ok(second) = second.single() else {
+        return;
+    };
+    if frame.0 >= RETARGET {
+        for mut pin in &mut pins {
+            if pin.target != second {
+                pin.target = second;
+            }
+        }
+    }
+}
+
+/// A pendulum under a fixed body pinned to a moving target (spawned away
+/// from it, so its first placement is a teleport), moved to a second
+/// target at frame [`RETARGET`].
+fn pinned_scene(mut commands: Commands) {
+    commands.spawn((Transform::from_xyz(2.0, 2.0, 0.0), Hand, Second, Rollback));
+    let target = commands
+        .spawn((Transform::from_xyz(0.0, 2.0, 0.0), Hand, Rollback))
+        .id();
+    let pin = commands
+        .spawn((
+            Body::fixed(Vec3::ZERO),
+            PinnedTo::new(target).with_offset(Vec3::new(0.0, -0.2, 0.0)),
+            Rollback,
+        ))
+        .id();
+    let bob = commands
+        .spawn((
+            Body::new(1.0).with_position(Vec3::new(0.5, 1.0, 0.0)),
+            Rollback,
+        ))
+        .id();
+    commands.spawn((Spring::new(pin, bob, 1.0, 50.0).with_damping(0.5), Rollback));
+}
+
+static PIN_MISMATCH: AtomicBool = AtomicBool::new(false);
+
+/// Pins under GGRS: the pin's first placement, its motion with the target,
+/// its move to another target and the pendulum under it re-simulate to
+/// the same checksums (the targets' `Transform` and the `PinnedTo`
+/// registered for rollback by the game, the pin's state by the plugin).
+#[test]
+fn synctest_with_a_pinned_pendulum_has_no_mismatch() {
+    let session = SessionBuilder::<Config>::new()
+        .with_num_players(1)
+        .unwrap()
+        .with_check_distance(7)
+        .add_player(PlayerType::Local, 0)
+        .unwrap()
+        .start_synctest_session()
+        .unwrap();
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, GgrsPlugin::<Config>::default()))
+        .add_plugins((EulerPhysicsPlugin, EulerPhysicsRollbackPlugin))
+        .insert_resource(Time::<Fixed>::from_hz(60.0))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 60.0,
+        )))
+        .insert_resource(Session::SyncTest(session))
+        .rollback_component_with_copy::<Transform>()
+        .rollback_component_with_copy::<PinnedTo>()
+        .add_systems(ReadInputs, read_inputs)
+        .add_systems(Startup, pinned_scene)
+        .add_systems(
+            GgrsSchedule,
+            (move_target, retarget)
+                .chain()
+                .in_set(PhysicsSystems::Prepare),
+        );
+    app.world_mut()
+        .add_observer(move |_: On<SyncTestMismatch>| {
+            PIN_MISMATCH.store(true, Ordering::SeqCst);
+        });
+    let mut fastest: f32 = 0.0;
+    let mut followed_second = false;
+    for _ in 0..300 {
+        app.update();
+        let world = app.world_mut();
+        let second = world
+            .query_filtered::<Entity, With<Second>>()
+            .single(world)
+            .unwrap();
+        for (body, placed) in world.query::<(&Body, &PinPlaced)>().iter(world) {
+            fastest = fastest.max(body.velocity.x);
+            followed_second |= placed.target() == Some(second) && body.velocity.x > 0.0;
+        }
+    }
+    assert!(
+        followed_second,
+        "the pin moved to the second target and on with it"
+    );
+    assert!(
+        !PIN_MISMATCH.load(Ordering::SeqCst),
+        "SyncTest found a mismatch"
+    );
+    // Pushed from frame 100 on: 0.05 m a frame at 60 Hz.
+    assert!(
+        (fastest - 3.0).abs() < 1e-3,
+        "the pin moved with its target: {fastest} m/s"
+    );
+}
