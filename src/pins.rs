@@ -59,7 +59,7 @@ use crate::data::body::Body;
 use crate::data::drawing::PositionHistory;
 use crate::data::issues::{PhysicsError, PhysicsIssue};
 use crate::interpolation::DrawnPositions;
-use crate::solver::report::Reporter;
+use crate::solver::report::{Reporter, missing_body};
 
 /// Makes this fixed body follow `target`'s transform, at `offset` in the
 /// target's frame (turned and scaled with it): a rope tied to a
@@ -311,29 +311,25 @@ pub(crate) fn follow_targets(
         reports.pins.retain(|&entity| pinned.contains(entity));
     }
     for (entity, pin, mut body, mut placed) in &mut pinned {
-        if !body.is_fixed() {
-            report_once(
-                &mut reporter,
-                &mut reports.pins,
-                entity,
-                PhysicsIssue::PinnedDynamicBody,
-            );
-            placed.set_if_neq(PinPlaced(None));
-            continue;
-        }
-        let Some(to) = targets.place(pin) else {
-            let target = pin.target;
-            report_once(
-                &mut reporter,
-                &mut reports.pins,
-                entity,
-                PhysicsIssue::PinTargetInvalid { target },
-            );
-            if body.velocity != Vec3::ZERO {
-                body.velocity = Vec3::ZERO;
+        let to = if body.is_fixed() {
+            targets
+                .place(pin)
+                .ok_or(PhysicsIssue::PinTargetInvalid { target: pin.target })
+        } else {
+            Err(PhysicsIssue::PinnedDynamicBody)
+        };
+        let to = match to {
+            Ok(to) => to,
+            Err(issue) => {
+                report_once(&mut reporter, &mut reports.pins, entity, issue);
+                // A fixed body stays where it was, at rest; a dynamic one
+                // is left alone.
+                if body.is_fixed() && body.velocity != Vec3::ZERO {
+                    body.velocity = Vec3::ZERO;
+                }
+                placed.set_if_neq(PinPlaced(None));
+                continue;
             }
-            placed.set_if_neq(PinPlaced(None));
-            continue;
         };
         reports.pins.remove(&entity);
         let moved = to - body.position;
@@ -435,12 +431,7 @@ pub(crate) fn follow_bodies(
     }
     for (entity, follows, mut transform, parent) in &mut followers {
         let Some(at) = drawn.get(follows.body) else {
-            let endpoint = follows.body;
-            let issue = if entities.contains_spawned(endpoint) {
-                PhysicsIssue::EndpointWithoutBody { endpoint }
-            } else {
-                PhysicsIssue::MissingEndpoint { endpoint }
-            };
+            let issue = missing_body(follows.body, entities);
             report_once(&mut reporter, &mut reports.followers, entity, issue);
             continue;
         };

@@ -91,8 +91,7 @@ impl Plugin for EulerPhysicsPlugin {
             .add_message::<OriginShifted>()
             // The tick the last step ended at stays comparable as the
             // world's ticks wrap.
-            .add_observer(age_step_end)
-            .add_observer(crate::solver::age_reports);
+            .add_observer(age_step_end);
         register_types(app);
 
         // Chains of small systems: a single-threaded executor runs them

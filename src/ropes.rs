@@ -20,8 +20,10 @@
 //! ([`Rope::implicit`] chooses yourself).
 
 use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::system::SystemState;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
+use bevy::transform::helper::TransformHelper;
 
 use crate::data::body::Body;
 use crate::data::constraints::Radius;
@@ -258,25 +260,19 @@ fn build_rope(mut world: DeferredWorld, ctx: HookContext) {
         });
 }
 
-/// Where an end is now, and whether it is a body of yours.
-fn end_at(world: &World, end: RopeEnd) -> Option<Vec3> {
+/// Where an end is now, if it exists and is finite.
+fn end_at(world: &mut World, end: RopeEnd) -> Option<Vec3> {
     let at = match end {
         RopeEnd::Free(p) | RopeEnd::Fixed(p) => p,
         RopeEnd::Body(e) => world.get::<Body>(e)?.position,
-        RopeEnd::Pinned(e, offset) => world_transform(world, e)?.transform_point(offset),
+        RopeEnd::Pinned(e, offset) => {
+            let mut transforms = SystemState::<TransformHelper>::new(world);
+            let transforms = transforms.get(world).ok()?;
+            let global = transforms.compute_global_transform(e).ok()?;
+            global.transform_point(offset)
+        }
     };
     at.is_finite().then_some(at)
-}
-
-/// `entity`'s transform composed up its parents.
-fn world_transform(world: &World, entity: Entity) -> Option<GlobalTransform> {
-    let mut global = GlobalTransform::from(*world.get::<Transform>(entity)?);
-    let mut at = entity;
-    while let Some(parent) = world.get::<ChildOf>(at).map(ChildOf::parent) {
-        global = GlobalTransform::from(*world.get::<Transform>(parent)?) * global;
-        at = parent;
-    }
-    Some(global)
 }
 
 /// The settings as used: bad values replaced, each with a warning.
@@ -369,31 +365,26 @@ fn spawn_parts(world: &mut World, id: Entity, rope: Rope) -> RopeParts {
         };
         let at = place(i as f32 / n as f32);
         let body = match end {
-            Some(RopeEnd::Body(e)) => e,
-            Some(RopeEnd::Fixed(_)) => world.spawn((Body::fixed(at), PartOfRope(id))).id(),
-            Some(RopeEnd::Pinned(target, offset)) => world
-                .spawn((
-                    Body::fixed(at),
-                    PinnedTo::new(target).with_offset(offset),
-                    PartOfRope(id),
-                ))
-                .id(),
-            Some(RopeEnd::Free(_)) => world
-                .spawn((Body::new(0.5 * mass).with_position(at), PartOfRope(id)))
-                .id(),
-            None => world
-                .spawn((Body::new(mass).with_position(at), PartOfRope(id)))
-                .id(),
+            // A body of yours, as it is.
+            Some(RopeEnd::Body(e)) => {
+                bodies.push(e);
+                continue;
+            }
+            Some(RopeEnd::Fixed(_) | RopeEnd::Pinned(..)) => Body::fixed(at),
+            Some(RopeEnd::Free(_)) => Body::new(0.5 * mass).with_position(at),
+            None => Body::new(mass).with_position(at),
         };
-        if !matches!(end, Some(RopeEnd::Body(_))) {
-            let mut e = world.entity_mut(body);
-            if let Some(r) = rope.radius {
-                e.insert(Radius(r));
-            }
-            if implicit {
-                e.insert(ImplicitSprings);
-            }
+        let mut e = world.spawn((body, PartOfRope(id)));
+        if let Some(RopeEnd::Pinned(target, offset)) = end {
+            e.insert(PinnedTo::new(target).with_offset(offset));
         }
+        if let Some(r) = rope.radius {
+            e.insert(Radius(r));
+        }
+        if implicit {
+            e.insert(ImplicitSprings);
+        }
+        let body = e.id();
         bodies.push(body);
     }
     let springs = bodies

@@ -33,6 +33,14 @@ fn app_with_movers() -> App {
     app
 }
 
+/// Makes each frame of `app` last `steps` fixed steps (a fraction: frames
+/// that end between steps).
+fn frames_of(app: &mut App, steps: f32) {
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+        H * steps,
+    )));
+}
+
 /// A damped pendulum (1 kg on a 50 N/m spring, pulled sideways) hung from a
 /// fixed body pinned to a target moving at `u`; the bob's position and
 /// velocity relative to the pin's, step by step. The pin sits where the
@@ -105,9 +113,7 @@ fn a_pendulum_under_a_moving_target_swings_as_under_a_still_one() {
 #[test]
 fn a_pin_moves_at_its_targets_velocity_and_is_drawn_between() {
     let mut app = app_with_movers();
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
-        H * 1.3,
-    )));
+    frames_of(&mut app, 1.3);
     let target = spawn(&mut app, (Transform::default(), Mover(U)));
     let pin = spawn(&mut app, (Body::fixed(Vec3::ZERO), PinnedTo::new(target)));
     step(&mut app, 4);
@@ -338,9 +344,7 @@ fn bad_pins_are_reported_once_and_contained() {
 #[test]
 fn a_follower_is_drawn_where_its_body_is() {
     let mut app = app();
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
-        H * 0.7,
-    )));
+    frames_of(&mut app, 0.7);
     let body_e = spawn(
         &mut app,
         Body::new(1.0)
@@ -421,9 +425,7 @@ fn re_targeting_makes_no_velocity_spike() {
 #[test]
 fn a_target_with_a_body_is_read_at_its_position() {
     let mut app = app();
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
-        H * 0.6,
-    )));
+    frames_of(&mut app, 0.6);
     let mover = spawn(
         &mut app,
         (

@@ -420,32 +420,19 @@ fn components_of_yours_apply_to_the_next_body_as_to_a_fresh_one() {
 /// after the last is a new body.
 #[test]
 fn components_removed_one_by_one_in_any_order() {
+    fn remove<C: Component>(entity: &mut EntityWorldMut) {
+        entity.remove::<C>();
+    }
     type Remove = fn(&mut EntityWorldMut);
     let removals: [(&str, Remove); 8] = [
-        ("Body", |e| {
-            e.remove::<Body>();
-        }),
-        ("Sleeping", |e| {
-            e.remove::<Sleeping>();
-        }),
-        ("RestTime", |e| {
-            e.remove::<RestTime>();
-        }),
-        ("AccumulatedForce", |e| {
-            e.remove::<AccumulatedForce>();
-        }),
-        ("PositionHistory", |e| {
-            e.remove::<PositionHistory>();
-        }),
-        ("Island", |e| {
-            e.remove::<Island>();
-        }),
-        ("PhysicsError", |e| {
-            e.remove::<PhysicsError>();
-        }),
-        ("Damping", |e| {
-            e.remove::<Damping>();
-        }),
+        ("Body", remove::<Body>),
+        ("Sleeping", remove::<Sleeping>),
+        ("RestTime", remove::<RestTime>),
+        ("AccumulatedForce", remove::<AccumulatedForce>),
+        ("PositionHistory", remove::<PositionHistory>),
+        ("Island", remove::<Island>),
+        ("PhysicsError", remove::<PhysicsError>),
+        ("Damping", remove::<Damping>),
     ];
     let mut dice = Dice(40);
     for round in 0..24 {

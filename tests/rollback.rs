@@ -190,8 +190,10 @@ fn ragdoll(commands: &mut Commands, head: Vec3) -> Vec<Entity> {
     parts
 }
 
-/// The SyncTest app over [`scene`], setting `flag` on a mismatch.
-fn synctest_app(flag: &'static AtomicBool) -> App {
+/// A SyncTest session app (one player, check distance 7, 60 Hz, the
+/// scripted inputs) with the physics under rollback, setting `flag` on a
+/// mismatch; no scene.
+fn session_app(flag: &'static AtomicBool) -> App {
     let session = SessionBuilder::<Config>::new()
         .with_num_players(1)
         .unwrap()
@@ -208,14 +210,20 @@ fn synctest_app(flag: &'static AtomicBool) -> App {
             1.0 / 60.0,
         )))
         .insert_resource(Session::SyncTest(session))
-        .rollback_component_with_copy::<ConstantForce>()
-        .add_systems(ReadInputs, read_inputs)
-        .add_systems(Startup, scene)
-        .add_systems(GgrsSchedule, apply_inputs.in_set(PhysicsSystems::Prepare));
+        .add_systems(ReadInputs, read_inputs);
     app.world_mut()
         .add_observer(move |_: On<SyncTestMismatch>| {
             flag.store(true, Ordering::SeqCst);
         });
+    app
+}
+
+/// The SyncTest app over [`scene`], setting `flag` on a mismatch.
+fn synctest_app(flag: &'static AtomicBool) -> App {
+    let mut app = session_app(flag);
+    app.rollback_component_with_copy::<ConstantForce>()
+        .add_systems(Startup, scene)
+        .add_systems(GgrsSchedule, apply_inputs.in_set(PhysicsSystems::Prepare));
     app
 }
 
@@ -408,25 +416,9 @@ static PIN_MISMATCH: AtomicBool = AtomicBool::new(false);
 /// registered for rollback by the game, the pin's state by the plugin).
 #[test]
 fn synctest_with_a_pinned_pendulum_has_no_mismatch() {
-    let session = SessionBuilder::<Config>::new()
-        .with_num_players(1)
-        .unwrap()
-        .with_check_distance(7)
-        .add_player(PlayerType::Local, 0)
-        .unwrap()
-        .start_synctest_session()
-        .unwrap();
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, GgrsPlugin::<Config>::default()))
-        .add_plugins((EulerPhysicsPlugin, EulerPhysicsRollbackPlugin))
-        .insert_resource(Time::<Fixed>::from_hz(60.0))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            1.0 / 60.0,
-        )))
-        .insert_resource(Session::SyncTest(session))
-        .rollback_component_with_copy::<Transform>()
+    let mut app = session_app(&PIN_MISMATCH);
+    app.rollback_component_with_copy::<Transform>()
         .rollback_component_with_copy::<PinnedTo>()
-        .add_systems(ReadInputs, read_inputs)
         .add_systems(Startup, pinned_scene)
         .add_systems(
             GgrsSchedule,
@@ -434,10 +426,6 @@ fn synctest_with_a_pinned_pendulum_has_no_mismatch() {
                 .chain()
                 .in_set(PhysicsSystems::Prepare),
         );
-    app.world_mut()
-        .add_observer(move |_: On<SyncTestMismatch>| {
-            PIN_MISMATCH.store(true, Ordering::SeqCst);
-        });
     let mut fastest: f32 = 0.0;
     let mut followed_second = false;
     for _ in 0..300 {

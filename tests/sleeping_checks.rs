@@ -22,7 +22,7 @@ const K: f32 = 200.0;
 const REST: f32 = 0.3;
 
 /// The anchor, the bodies down the rope, and the springs between them.
-struct Rope {
+struct Chain {
     anchor: Entity,
     bodies: Vec<Entity>,
     springs: Vec<Entity>,
@@ -30,7 +30,7 @@ struct Rope {
 
 /// An undamped rope of [`LINKS`] bodies hanging straight down at rest
 /// length (it sways a little under gravity; it sleeps only when asked).
-fn rope(app: &mut App, extra: impl Bundle + Clone) -> Rope {
+fn rope(app: &mut App, extra: impl Bundle + Clone) -> Chain {
     let anchor = spawn(app, Body::fixed(Vec3::ZERO));
     let (mut bodies, mut springs, mut last) = (Vec::new(), Vec::new(), anchor);
     for i in 1..=LINKS {
@@ -45,7 +45,7 @@ fn rope(app: &mut App, extra: impl Bundle + Clone) -> Rope {
         bodies.push(e);
         last = e;
     }
-    Rope {
+    Chain {
         anchor,
         bodies,
         springs,
@@ -63,14 +63,14 @@ struct Case {
     island_wide: bool,
     /// Makes the bad input (or the push) on the rope; returns the entity
     /// the report must name.
-    edit: fn(&mut App, &Rope) -> Entity,
+    edit: fn(&mut App, &Chain) -> Entity,
     expect: fn(&PhysicsIssue) -> bool,
     steps: usize,
 }
 
 fn case(
     name: &'static str,
-    edit: fn(&mut App, &Rope) -> Entity,
+    edit: fn(&mut App, &Chain) -> Entity,
     expect: fn(&PhysicsIssue) -> bool,
 ) -> Case {
     Case {
@@ -83,8 +83,28 @@ fn case(
     }
 }
 
+impl Case {
+    /// On a rope whose bodies have `ImplicitSprings`.
+    fn on_implicit_rope(mut self) -> Self {
+        self.implicit = true;
+        self
+    }
+
+    /// Named by any body or spring of the rope (see [`Case::island_wide`]).
+    fn island_wide(mut self) -> Self {
+        self.island_wide = true;
+        self
+    }
+
+    /// Watched for `steps` steps.
+    fn steps(mut self, steps: usize) -> Self {
+        self.steps = steps;
+        self
+    }
+}
+
 /// Reinserts the rope's last spring with `f` applied to it.
-fn respring(app: &mut App, rope: &Rope, f: fn(Spring) -> Spring) -> Entity {
+fn respring(app: &mut App, rope: &Chain, f: fn(Spring) -> Spring) -> Entity {
     let e = *rope.springs.last().unwrap();
     let spring = *app.world().get::<Spring>(e).unwrap();
     app.world_mut().entity_mut(e).insert(f(spring));
@@ -220,18 +240,16 @@ fn cases() -> Vec<Case> {
             },
             |i| matches!(i, I::Unstable { .. }),
         ),
-        Case {
-            name: "a timestep too long for the rope",
-            implicit: false,
-            // Named by the island's stiffest spring (all are alike here).
-            island_wide: true,
-            edit: |app, r| {
+        // Named by the island's stiffest spring (all are alike here).
+        case(
+            "a timestep too long for the rope",
+            |app, r| {
                 app.insert_resource(Time::<Fixed>::from_hz(4.0));
                 r.springs[0]
             },
-            expect: |i| matches!(i, I::Unstable { .. }),
-            steps: 10,
-        },
+            |i| matches!(i, I::Unstable { .. }),
+        )
+        .island_wide(),
         case(
             "zero substeps",
             |app, r| {
@@ -313,11 +331,9 @@ fn cases() -> Vec<Case> {
             },
             |i| matches!(i, I::PinnedDynamicBody),
         ),
-        Case {
-            name: "an implicit solve capped at one iteration, and a push",
-            implicit: true,
-            island_wide: true,
-            edit: |app, r| {
+        case(
+            "an implicit solve capped at one iteration, and a push",
+            |app, r| {
                 app.insert_resource(ImplicitSettings {
                     max_iterations: 1,
                     tolerance: 1e-9,
@@ -327,14 +343,13 @@ fn cases() -> Vec<Case> {
                 body_mut(app, r.bodies[7]).velocity = Vec3::new(1.0, 0.0, 0.0);
                 r.bodies[0]
             },
-            expect: |i| matches!(i, I::ImplicitNotConverged { .. }),
-            steps: 10,
-        },
-        Case {
-            name: "extreme but finite values that overflow an implicit solve",
-            implicit: true,
-            island_wide: true,
-            edit: |app, r| {
+            |i| matches!(i, I::ImplicitNotConverged { .. }),
+        )
+        .on_implicit_rope()
+        .island_wide(),
+        case(
+            "extreme but finite values that overflow an implicit solve",
+            |app, r| {
                 // Each value is valid; h²·k·v overflows f32 in the solve.
                 respring(app, r, |s| Spring {
                     stiffness: 3e38,
@@ -343,14 +358,13 @@ fn cases() -> Vec<Case> {
                 body_mut(app, r.bodies[LINKS - 1]).velocity = Vec3::new(1e10, 0.0, 0.0);
                 r.bodies[0]
             },
-            expect: |i| matches!(i, I::ImplicitFailed),
-            steps: 10,
-        },
-        Case {
-            name: "the rope released level, heating itself",
-            implicit: false,
-            island_wide: true,
-            edit: |app, r| {
+            |i| matches!(i, I::ImplicitFailed),
+        )
+        .on_implicit_rope()
+        .island_wide(),
+        case(
+            "the rope released level, heating itself",
+            |app, r| {
                 for (i, &e) in r.bodies.iter().enumerate() {
                     let mut b = body_mut(app, e);
                     b.position = Vec3::new(REST * (i + 1) as f32, 0.0, 0.0);
@@ -358,9 +372,10 @@ fn cases() -> Vec<Case> {
                 }
                 r.bodies[0]
             },
-            expect: |i| matches!(i, I::EnergyGrowth { .. }),
-            steps: 12_000,
-        },
+            |i| matches!(i, I::EnergyGrowth { .. }),
+        )
+        .island_wide()
+        .steps(12_000),
     ]
 }
 

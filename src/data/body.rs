@@ -10,7 +10,8 @@ use crate::data::forces::AccumulatedForce;
 use crate::data::islands::{RestTime, Sleeping};
 use crate::data::issues::PhysicsError;
 use crate::data::requests::{
-    AnchorAsleep, BodyIndex, Island, SolverRequests, WakeCause, WakeTarget, forget_slot, request,
+    AnchorAsleep, BodyIndex, Island, SettingsReported, SolverRequests, WakeCause, WakeTarget,
+    forget_slot, request,
 };
 
 /// A point mass: the physics state of an entity.
@@ -390,6 +391,7 @@ fn take_off_the_plugins(mut entity: EntityWorldMut) {
         RestTime,
         AccumulatedForce,
         PositionHistory,
+        SettingsReported,
     )>();
     entity.remove::<Sleeping>();
     if entity

@@ -280,6 +280,13 @@ impl BodyIndex {
     };
 }
 
+/// The kinds of bad per-body settings (`Substeps`, `SleepThreshold`,
+/// `Radius`: one bit each) already reported for this body, so that each is
+/// said once while it stays bad. Taken off with the `Body`, so a body
+/// inserted later is reported anew.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SettingsReported(pub u8);
+
 /// Marks a fixed body that only sleeping islands hang from: the passes skip
 /// it, and moving it wakes them.
 #[derive(Component, Debug, Clone, Copy)]

@@ -240,7 +240,7 @@ fn measure(solver: &SolverState, watches: &mut Watches, reporter: &mut Reporter,
             let gained = energy - watch.lowest;
             if !watch.reported && gained > THRESHOLD * watch.kinetic.max(floor) {
                 watch.reported = true;
-                let Some(name) = group.island_name(span.slots.start) else {
+                let Some(name) = group.name_of(span) else {
                     continue;
                 };
                 reporter.warn(

@@ -35,7 +35,7 @@ use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use bevy::ecs::change_detection::Tick;
-use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
+use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
 use crate::data::body::Body;
@@ -103,29 +103,18 @@ impl Group {
             .islands
             .iter()
             .find(|span| span.slots.contains(&slot))?;
+        self.name_of(span)
+    }
+
+    /// [`island_name`](Self::island_name) for one of this group's
+    /// islands.
+    pub fn name_of(&self, span: &Span) -> Option<Entity> {
         let start = self.slots.start;
         self.entities
             .get(span.slots.start - start..span.slots.end - start)?
             .iter()
             .copied()
             .min_by_key(|entity| entity.index())
-    }
-}
-
-/// Keeps the ticks of [`SolverState::settings_reported`] comparable with the
-/// bodies' `added` ticks as the world's ticks wrap: Bevy clamps both alike
-/// (a tick too old is moved up to the oldest it keeps), so an entry still
-/// names the body it was made for.
-pub(crate) fn age_reports(
-    check: On<bevy::ecs::change_detection::CheckChangeTicks>,
-    mut solver: ResMut<SolverState>,
-) {
-    for (_, since) in solver
-        .bypass_change_detection()
-        .settings_reported
-        .values_mut()
-    {
-        since.check_tick(*check);
     }
 }
 
@@ -266,10 +255,6 @@ pub(crate) struct SolverState {
     pub holding_sleepers: EntityHashSet,
     /// Springs already reported as unstable.
     pub unstable_reported: EntityHashSet,
-    /// Bodies already reported for a bad `Substeps`, `SleepThreshold` or
-    /// `Radius`, by kind, with the tick their `Body` was added at: a `Body`
-    /// inserted on the entity again is a new body, reported anew.
-    pub settings_reported: EntityHashMap<(u8, Tick)>,
     /// Whether a non-finite `Gravity` was reported (until it is finite).
     pub gravity_reported: bool,
     /// Gravity as the last step used it.

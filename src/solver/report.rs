@@ -78,10 +78,8 @@ pub(crate) fn validate_ends(
     let endpoint = |e: Entity| {
         if bodies.contains(e) {
             Ok(())
-        } else if entities.contains_spawned(e) {
-            Err(PhysicsIssue::EndpointWithoutBody { endpoint: e })
         } else {
-            Err(PhysicsIssue::MissingEndpoint { endpoint: e })
+            Err(missing_body(e, entities))
         }
     };
     if a == b {
@@ -89,6 +87,16 @@ pub(crate) fn validate_ends(
     }
     endpoint(a)?;
     endpoint(b)
+}
+
+/// What is wrong with naming `endpoint` as a body when it has none: it has
+/// no `Body`, or it does not exist.
+pub(crate) fn missing_body(endpoint: Entity, entities: &Entities) -> PhysicsIssue {
+    if entities.contains_spawned(endpoint) {
+        PhysicsIssue::EndpointWithoutBody { endpoint }
+    } else {
+        PhysicsIssue::MissingEndpoint { endpoint }
+    }
 }
 
 /// Checks a spring: its ends (see [`validate_ends`]), and its parameters are

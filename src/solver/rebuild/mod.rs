@@ -44,7 +44,9 @@ use crate::data::islands::{
 };
 use crate::data::issues::PhysicsError;
 use crate::data::joins::Spring;
-use crate::data::requests::{AnchorAsleep, BodyIndex, Island, SolverRequests, WakeCause};
+use crate::data::requests::{
+    AnchorAsleep, BodyIndex, Island, SettingsReported, SolverRequests, WakeCause,
+};
 use crate::data::settings::PhysicsSettings;
 use crate::kernels::constraints::Material;
 use crate::kernels::springs::SpringRow;
@@ -230,7 +232,10 @@ type BuildData = (
     Option<&'static Substeps>,
     (Has<AutoSubsteps>, Has<ImplicitSprings>),
     Has<SleepingDisabled>,
-    Option<&'static SleepThreshold>,
+    (
+        Option<&'static SleepThreshold>,
+        Option<&'static SettingsReported>,
+    ),
     Has<AnchorAsleep>,
     Option<&'static Radius>,
     &'static mut RestTime,

@@ -7,7 +7,7 @@ use super::{Link, Node, Rebuild, RodLink, Scene};
 use crate::data::constraints::Radius;
 use crate::data::islands::{SleepThreshold, Sleeping, Substeps, sanitize};
 use crate::data::issues::PhysicsIssue;
-use crate::data::requests::{WakeCause, WakeTarget};
+use crate::data::requests::{SettingsReported, WakeCause, WakeTarget};
 use crate::data::settings::PhysicsSettings;
 use crate::kernels::springs::SpringRow;
 use crate::kernels::union_find::UnionFind;
@@ -38,7 +38,7 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
         substeps,
         (auto, implicit),
         no_sleep,
-        threshold,
+        (threshold, reported),
         anchor,
         radius,
         rest,
@@ -46,11 +46,7 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
         groups,
     ) in &p.bodies
     {
-        let added = body.added();
-        let was = match p.solver.settings_reported.get(&entity) {
-            Some(&(bits, since)) if since == added => bits,
-            _ => 0,
-        };
+        let was = reported.map_or(0, |reported| reported.0);
         let mut now_bad = 0u8;
         let mut report = |bit: u8, issue| {
             now_bad |= bit;
@@ -88,10 +84,11 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
             }
         });
         if now_bad != was {
+            let mut commands = p.reporter.commands().entity(entity);
             if now_bad == 0 {
-                p.solver.settings_reported.remove(&entity);
+                commands.try_remove::<SettingsReported>();
             } else {
-                p.solver.settings_reported.insert(entity, (now_bad, added));
+                commands.try_insert(SettingsReported(now_bad));
             }
         }
         node_of.insert(entity, nodes.len() as u32);
@@ -119,13 +116,6 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
             k_sum: 0.0,
             c_sum: 0.0,
         });
-    }
-    // Entities that lost their `Body` (or were despawned) keep no entry.
-    if !p.solver.settings_reported.is_empty() {
-        let has_body = &p.has_body;
-        p.solver
-            .settings_reported
-            .retain(|&entity, _| has_body.contains(entity));
     }
     let union = UnionFind::new(nodes.len());
     Scene {
