@@ -64,7 +64,9 @@
 //! - `model-assets`: the `model` module, models as RON files loaded through
 //!   Bevy's asset server (`PhysicsModelPlugin`, `PhysicsModelInstance`);
 //! - `hot-reload`: Bevy's file watcher, so edited model files reload;
-//! - `ggrs`: the `rollback` module, `EulerPhysicsRollbackPlugin`.
+//! - `ggrs`: the `rollback` module, `EulerPhysicsRollbackPlugin`;
+//! - `soft-mesh`: the `soft_mesh` module, the game's meshes made soft
+//!   (`SoftMesh`), with Bevy's mesh and asset crates.
 //!
 //! # Determinism
 //!
@@ -107,6 +109,8 @@ pub mod pins;
 pub mod rollback;
 pub mod ropes;
 pub mod snapshot;
+#[cfg(feature = "soft-mesh")]
+pub mod soft_mesh;
 
 pub use body::{Body, Damping};
 pub use constraints::{
@@ -141,6 +145,11 @@ pub mod prelude {
     pub use crate::model::{
         ModelParts, ModelSpawned, ModelSystems, PhysicsModel, PhysicsModelInstance,
         PhysicsModelPlugin,
+    };
+    #[cfg(feature = "soft-mesh")]
+    pub use crate::soft_mesh::{
+        PartOfSoftMesh, PinFrame, PinSelect, PinTest, SoftMass, SoftMesh, SoftMeshParts,
+        SoftMeshSystems, VertexPin,
     };
     pub use crate::{
         AccumulatedForce, AngleLimit, AutoSubsteps, Body, CollisionGroups, ConstantForce,

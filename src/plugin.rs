@@ -136,6 +136,8 @@ impl Plugin for EulerPhysicsPlugin {
                     report::readmit_fixed,
                     report::readmit_limits,
                     pins::follow_targets,
+                    #[cfg(feature = "soft-mesh")]
+                    crate::soft_mesh::press_soft_meshes,
                     wakes::detect_wakes,
                     rebuild::rebuild,
                     gather::gather_written,
@@ -175,7 +177,41 @@ impl Plugin for EulerPhysicsPlugin {
                 pins::follow_bodies.after(crate::data::settings::InterpolationSystems::Interpolate),
             )
             .add_plugins((interpolation::plugin, executors::plugin));
+        #[cfg(feature = "soft-mesh")]
+        soft_meshes(app);
     }
+}
+
+/// The soft meshes' build (`PreUpdate`) and drawing (`Update`), which run
+/// in an app with Bevy's mesh assets.
+#[cfg(feature = "soft-mesh")]
+fn soft_meshes(app: &mut App) {
+    use crate::soft_mesh::{self, SoftMeshSystems, build_soft_meshes, draw_soft_meshes};
+    use bevy::asset::Assets;
+    use bevy::mesh::Mesh;
+
+    app.configure_sets(
+        bevy::app::Update,
+        SoftMeshSystems::Draw.after(crate::data::settings::InterpolationSystems::Interpolate),
+    )
+    .add_systems(
+        bevy::app::PreUpdate,
+        build_soft_meshes
+            .run_if(resource_exists::<Assets<Mesh>>)
+            .in_set(SoftMeshSystems::Build),
+    )
+    .add_systems(
+        bevy::app::Update,
+        draw_soft_meshes
+            .run_if(resource_exists::<Assets<Mesh>>)
+            .in_set(SoftMeshSystems::Draw),
+    )
+    .register_type::<soft_mesh::SoftMesh>()
+    .register_type::<soft_mesh::SoftMass>()
+    .register_type::<soft_mesh::PinSelect>()
+    .register_type::<soft_mesh::PinTest>()
+    .register_type::<soft_mesh::PinFrame>()
+    .register_type::<soft_mesh::VertexPin>();
 }
 
 /// Registers every public reflected type, the snapshot's included
@@ -193,6 +229,7 @@ fn register_types(app: &mut App) {
         .register_type::<PhysicsError>()
         .register_type::<PhysicsIssue>()
         .register_type::<PhysicsWarning>()
+        .register_type::<crate::data::issues::MeshProblem>()
         .register_type::<PhysicsSettings>()
         .register_type::<PhysicsStep>()
         .register_type::<Substeps>()

@@ -49,6 +49,8 @@
 //! `Substeps`, `SleepingDisabled`, a dragged anchor's `Body` is already in
 //! — register them yourself (`rollback_component_with_copy`), and give every
 //! physics entity the `Rollback` marker (`commands.spawn((Body::new(1.0), Rollback))`).
+//! The bodies and springs a [`Rope`](crate::Rope) (or a `SoftMesh`, feature
+//! `soft-mesh`) spawns get the marker when their owner has it.
 //!
 //! # Example
 //!
@@ -68,10 +70,11 @@
 //!     .rollback_component_with_copy::<ConstantForce>();
 //! ```
 
+use bevy::ecs::relationship::Relationship;
 use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 use bevy_ggrs::{
-    ConfirmedFrameCount, GgrsSchedule, LoadWorld, LoadWorldSystems, MaxPredictionWindow,
+    ConfirmedFrameCount, GgrsSchedule, LoadWorld, LoadWorldSystems, MaxPredictionWindow, Rollback,
     RollbackApp, SaveWorld, SaveWorldSystems,
 };
 
@@ -85,6 +88,7 @@ use crate::interpolation::PositionHistory;
 use crate::islands::{RestTime, Sleeping};
 use crate::origin::PhysicsOrigin;
 use crate::pins::PinPlaced;
+use crate::ropes::PartOfRope;
 use crate::snapshot::{body_checksum, origin_checksum};
 use crate::step::{SteppedElsewhere, run_step};
 
@@ -116,6 +120,7 @@ impl Plugin for EulerPhysicsRollbackPlugin {
             .rollback_component_with_copy::<AccumulatedForce>()
             .rollback_component_with_copy::<PositionHistory>()
             .rollback_component_with_copy::<PinPlaced>()
+            .add_observer(roll_back_parts::<PartOfRope>)
             // Origin shifts move the origin and the ground planes.
             .rollback_component_with_copy::<GroundPlane>()
             .rollback_resource_with_copy::<PhysicsOrigin>()
@@ -139,6 +144,27 @@ impl Plugin for EulerPhysicsRollbackPlugin {
                     show_prediction_window.after(SaveWorldSystems::Snapshot),
                 ),
             );
+        #[cfg(feature = "soft-mesh")]
+        app.add_observer(roll_back_parts::<crate::soft_mesh::PartOfSoftMesh>)
+            .configure_sets(
+                bevy::app::PreUpdate,
+                crate::soft_mesh::SoftMeshSystems::Build.before(bevy_ggrs::RunGgrsSystems),
+            );
+    }
+}
+
+/// A part a rope or soft mesh spawned (`R` names its owner) gets
+/// `Rollback` when its owner has it.
+fn roll_back_parts<R: Relationship>(
+    added: On<Add, R>,
+    parts: Query<&R>,
+    rolled_back: Query<(), With<Rollback>>,
+    mut commands: Commands,
+) {
+    if let Ok(part) = parts.get(added.entity)
+        && rolled_back.contains(part.get())
+    {
+        commands.entity(added.entity).insert(Rollback);
     }
 }
 

@@ -46,6 +46,7 @@ const LAYERS: &[&[&str]] = &[
         "rollback",
         "ropes",
         "snapshot",
+        "soft_mesh",
     ],
     // The plugin, which wires the layers below into an app (and registers
     // the snapshot's types).

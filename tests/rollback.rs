@@ -454,3 +454,79 @@ fn synctest_with_a_pinned_pendulum_has_no_mismatch() {
         "the pin moved with its target: {fastest} m/s"
     );
 }
+
+/// A cloth pinned along its top edge to its own entity, which the inputs
+/// move (the pins follow its transform), and a pressed ball falling onto
+/// the ground: the soft meshes' bodies, springs and pressure re-simulate
+/// to the same checksums.
+fn soft_scene(mut commands: Commands, mut meshes: ResMut<Assets<Mesh>>) {
+    let cloth = meshes.add(
+        Plane3d::new(Vec3::Z, Vec2::splat(0.5))
+            .mesh()
+            .subdivisions(6)
+            .build(),
+    );
+    commands.spawn((
+        Mesh3d(cloth),
+        Transform::from_xyz(0.0, 2.0, 0.0),
+        Hand,
+        SoftMesh::default().pin(PinSelect::Where(PinTest(|p| p.y > 0.49))),
+        Rollback,
+    ));
+    commands.spawn((GroundPlane::horizontal(0.0), Rollback));
+    let ball = meshes.add(Sphere::new(0.2).mesh().ico(1).unwrap());
+    commands.spawn((
+        Mesh3d(ball),
+        Transform::from_xyz(1.5, 0.6, 0.0),
+        SoftMesh::default().with_pressure(3000.0).with_radius(0.02),
+        Rollback,
+    ));
+}
+
+static SOFT_MISMATCH: AtomicBool = AtomicBool::new(false);
+
+#[test]
+fn synctest_with_soft_meshes_has_no_mismatch() {
+    let mut app = session_app(&SOFT_MISMATCH);
+    app.add_plugins((
+        AssetPlugin::default(),
+        bevy::mesh::MeshPlugin,
+        TransformPlugin,
+    ))
+    .rollback_component_with_copy::<Transform>()
+    .add_systems(Startup, soft_scene)
+    .add_systems(GgrsSchedule, move_target.in_set(PhysicsSystems::Prepare));
+    app.update();
+    let world = app.world_mut();
+    let mut parts: Vec<(bool, SoftMeshParts)> = world
+        .query::<(Has<Hand>, &SoftMeshParts)>()
+        .iter(world)
+        .map(|(cloth, parts)| (cloth, parts.clone()))
+        .collect();
+    parts.sort_by_key(|(cloth, _)| !cloth);
+    let parts: Vec<SoftMeshParts> = parts.into_iter().map(|(_, parts)| parts).collect();
+    assert_eq!(parts.len(), 2);
+    let mut marked = world.query_filtered::<(), (With<PartOfSoftMesh>, With<Rollback>)>();
+    let all: usize = parts.iter().map(|p| p.bodies.len() + p.springs.len()).sum();
+    assert_eq!(marked.iter(world).count(), all, "every part has Rollback");
+    let start: Vec<Body> = parts[0]
+        .bodies
+        .iter()
+        .map(|&b| *world.get::<Body>(b).unwrap())
+        .collect();
+    for _ in 0..200 {
+        app.update();
+    }
+    assert!(
+        !SOFT_MISMATCH.load(Ordering::SeqCst),
+        "SyncTest found a mismatch"
+    );
+    let world = app.world_mut();
+    // The cloth went with its entity (0.01 m a frame at least).
+    let moved = parts[0]
+        .bodies
+        .iter()
+        .zip(&start)
+        .all(|(&b, start)| world.get::<Body>(b).unwrap().position.x > start.position.x + 0.5);
+    assert!(moved, "the cloth moved with its entity");
+}

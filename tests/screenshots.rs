@@ -604,10 +604,10 @@ fn rocket_flies_a_thousand_kilometres() {
     }
 }
 
-/// The 3D cloth (64×64 bodies, stiff springs) hangs from its corners over
-/// the ball after 4 s, at one pass of implicit springs whose conjugate
-/// gradients converged in every step (nothing reported): its largest
-/// stretch stays within 10 %, every body is finite and above the ground,
+/// The 3D cloth (a 64×64 mesh made soft, stiff springs) hangs from its
+/// corners over the ball after 4 s, at one pass of implicit springs whose
+/// conjugate gradients converged in every step (nothing reported): the
+/// largest stretch of an edge stays within 10 %, every body is finite and above the ground,
 /// and the picture shows a lit yellow cloth and the red ball, with the
 /// cloth above the ball's lowest point on screen.
 #[test]

@@ -152,6 +152,14 @@ pub enum PhysicsIssue {
     /// fixed bodies ([`Body::fixed`](crate::Body::fixed)) only, and this one
     /// does nothing until the body is fixed. A warning only.
     PinnedDynamicBody,
+    /// A [`SoftMesh`](crate::soft_mesh::SoftMesh)'s mesh or settings have
+    /// a problem: the part named is left out (or, where nothing can be
+    /// built, the mesh stays as it is, with no bodies). Reported once per
+    /// build of the mesh, on its entity. A warning only.
+    SoftMesh {
+        /// What is wrong.
+        problem: MeshProblem,
+    },
     /// The energy of this body's island grew while nothing pushed it: the
     /// step is heating it (see [`Island::load`](crate::Island::load) for
     /// what the stability bound does not see). Said once, and again only
@@ -284,6 +292,121 @@ impl fmt::Display for PhysicsIssue {
             Self::ImplicitFailed => write!(
                 f,
                 "the implicit solve of its island met a non-finite value or an unsolvable system; its springs were left out of the pass"
+            ),
+            Self::SoftMesh { problem } => write!(f, "SoftMesh: {problem}"),
+        }
+    }
+}
+
+/// What is wrong with a [`SoftMesh`](crate::soft_mesh::SoftMesh)'s mesh or
+/// settings ([`PhysicsIssue::SoftMesh`]).
+///
+/// ```
+/// use bevy_euler_physics::diagnostics::MeshProblem;
+/// let problem = MeshProblem::PinOutOfRange { index: 9, vertices: 4 };
+/// assert!(problem.to_string().contains("9"));
+/// ```
+#[derive(Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Debug, PartialEq, Clone)]
+pub enum MeshProblem {
+    /// The mesh asset failed to load.
+    LoadFailed,
+    /// The mesh has no `Mesh::ATTRIBUTE_POSITION` of three floats a
+    /// vertex (or its data is in the render world only).
+    NoPositions,
+    /// The mesh's topology is not a triangle list.
+    NotTriangles,
+    /// The mesh has no triangle with an area (no vertices, no indices, or
+    /// all of them degenerate).
+    Empty,
+    /// Vertices whose position is not finite were left out, with the
+    /// triangles they are corners of.
+    NonFiniteVertices {
+        /// How many.
+        count: u32,
+    },
+    /// Triangles with a repeated corner or no area were left out.
+    DegenerateTriangles {
+        /// How many.
+        count: u32,
+    },
+    /// Edges shared by three triangles or more: they keep their stretch
+    /// springs but get no bending spring, and the mesh no pressure.
+    NonManifoldEdges {
+        /// How many.
+        count: u32,
+    },
+    /// A pin names a vertex the mesh does not have; the pin is left out.
+    PinOutOfRange {
+        /// The index given.
+        index: u32,
+        /// The mesh's vertex count.
+        vertices: u32,
+    },
+    /// A pin by colour on a mesh without `Mesh::ATTRIBUTE_COLOR`; the pin
+    /// is left out.
+    NoColours,
+    /// The mass (total, or per square metre) is zero, negative or not
+    /// finite; the mesh gets no bodies.
+    InvalidMass {
+        /// The mass given.
+        mass: f32,
+    },
+    /// A stiffness or damping setting is negative or not finite; the
+    /// default is used.
+    InvalidSetting {
+        /// The value given.
+        value: f32,
+    },
+    /// A pressure was asked of a mesh that is not closed (an edge on one
+    /// triangle, or on three); the mesh gets no pressure.
+    NotClosed,
+}
+
+impl fmt::Display for MeshProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::LoadFailed => write!(f, "the mesh asset failed to load; no bodies"),
+            Self::NoPositions => write!(
+                f,
+                "the mesh has no Float32x3 positions in the main world; no bodies"
+            ),
+            Self::NotTriangles => write!(
+                f,
+                "the mesh's topology is not PrimitiveTopology::TriangleList; no bodies"
+            ),
+            Self::Empty => write!(f, "the mesh has no triangle with an area; no bodies"),
+            Self::NonFiniteVertices { count } => write!(
+                f,
+                "{count} vertices have a non-finite position; left out with their triangles"
+            ),
+            Self::DegenerateTriangles { count } => write!(
+                f,
+                "{count} triangles have a repeated corner or no area; left out"
+            ),
+            Self::NonManifoldEdges { count } => write!(
+                f,
+                "{count} edges are shared by three triangles or more; they get no bending spring"
+            ),
+            Self::PinOutOfRange { index, vertices } => write!(
+                f,
+                "a pin names vertex {index} of a mesh of {vertices} vertices; pin left out"
+            ),
+            Self::NoColours => write!(
+                f,
+                "a pin by colour on a mesh without vertex colours; pin left out"
+            ),
+            Self::InvalidMass { mass } => write!(
+                f,
+                "mass is {mass}; it must be positive and finite, so the mesh gets no bodies"
+            ),
+            Self::InvalidSetting { value } => write!(
+                f,
+                "a stiffness or damping setting is {value}; it must be finite and not negative, using the default"
+            ),
+            Self::NotClosed => write!(
+                f,
+                "pressure asked of a mesh that is not closed; no pressure"
             ),
         }
     }

@@ -12,6 +12,8 @@ pub mod constraints;
 pub mod implicit;
 pub mod integrate;
 pub mod ldlt;
+#[cfg(feature = "soft-mesh")]
+pub mod mesh;
 pub mod multigrid;
 pub mod origin;
 pub mod parts;

@@ -28,6 +28,28 @@ pub fn app_with_timestep(h: f32) -> App {
     app
 }
 
+/// [`app`] with Bevy's assets, meshes and transform propagation, for soft
+/// meshes. No file watching. The first frame has run.
+pub fn mesh_app() -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            watch_for_changes_override: Some(false),
+            ..default()
+        },
+        bevy::mesh::MeshPlugin,
+        TransformPlugin,
+        EulerPhysicsPlugin,
+    ))
+    .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
+    .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+    .init_resource::<Warnings>()
+    .add_systems(Last, collect_warnings);
+    app.update();
+    app
+}
+
 /// Runs `n` fixed steps, one frame each.
 pub fn step(app: &mut App, n: usize) {
     for _ in 0..n {

@@ -1,0 +1,194 @@
+//! A soft mesh's step force (its pressure) and its drawing.
+
+use bevy::mesh::{Mesh, Mesh2d, Mesh3d, VertexAttributeValues};
+use bevy::prelude::*;
+use bevy::transform::helper::TransformHelper;
+
+use super::SoftMeshParts;
+use crate::data::body::Body;
+use crate::data::forces::AccumulatedForce;
+use crate::data::islands::Sleeping;
+use crate::data::requests::AnchorAsleep;
+use crate::interpolation::DrawnPositions;
+use crate::kernels::mesh::{self, NO_POINT};
+
+/// Scratch space kept between runs.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    points: Vec<Vec3>,
+    gradient: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    vertex_positions: Vec<Vec3>,
+    vertex_normals: Vec<Vec3>,
+}
+
+/// Start of the fixed step: each awake closed soft mesh with a pressure
+/// pushes its bodies along the gradient of its volume,
+/// `F_i = K·(V₀ − V)/|V₀| · ∂V/∂x_i` (the force of the energy
+/// `K·(V − V₀)²/(2·|V₀|)`), read at the step's start.
+pub(crate) fn press_soft_meshes(
+    soft: Query<&SoftMeshParts>,
+    bodies: Query<&Body>,
+    mut forces: Query<&mut AccumulatedForce>,
+    mut scratch: Local<Scratch>,
+) {
+    let Scratch {
+        points, gradient, ..
+    } = &mut *scratch;
+    for parts in &soft {
+        let Some((modulus, rest)) = parts.pressure else {
+            continue;
+        };
+        // A sleeping body has no force to add to: the mesh rests.
+        if !parts.bodies.iter().all(|&b| forces.contains(b)) {
+            continue;
+        }
+        points.clear();
+        points.extend(
+            parts
+                .bodies
+                .iter()
+                .filter_map(|&b| bodies.get(b).ok())
+                .map(|b| b.position),
+        );
+        if points.len() != parts.bodies.len() {
+            continue;
+        }
+        let centre = points[0];
+        let volume = mesh::volume(points, &parts.triangles, centre);
+        let pressure = modulus * (rest - volume) / rest.abs();
+        if !pressure.is_finite() {
+            continue;
+        }
+        gradient.clear();
+        gradient.resize(points.len(), Vec3::ZERO);
+        mesh::add_volume_gradient(points, &parts.triangles, centre, pressure, gradient);
+        for (&b, &f) in parts.bodies.iter().zip(gradient.iter()) {
+            if let Ok(mut force) = forces.get_mut(b) {
+                force.0 += f;
+            }
+        }
+    }
+}
+
+/// Whether a body is at rest for drawing: asleep, or an anchor of sleeping
+/// islands only.
+type Resting = (Has<Sleeping>, Has<AnchorAsleep>);
+
+/// The soft meshes as drawn.
+type Drawn = (
+    Entity,
+    &'static mut SoftMeshParts,
+    Option<&'static Mesh3d>,
+    Option<&'static Mesh2d>,
+    Option<&'static GlobalTransform>,
+);
+
+/// `Update`, after the interpolation: each soft mesh's copy of its asset
+/// gets its bodies' drawn positions in the entity's frame at every vertex,
+/// smooth normals, and tangents when it has them.
+pub(crate) fn draw_soft_meshes(
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut soft: Query<Drawn>,
+    drawn: DrawnPositions,
+    resting: Query<Resting>,
+    transforms: TransformHelper,
+    mut scratch: Local<Scratch>,
+) {
+    for (entity, mut parts, mesh_3d, mesh_2d, global) in &mut soft {
+        let Some(handle) = mesh_3d.map(|m| &m.0).or(mesh_2d.map(|m| &m.0)) else {
+            continue;
+        };
+        if parts.bodies.is_empty() || *handle != parts.copy {
+            continue;
+        }
+        let frame = transforms
+            .compute_global_transform(entity)
+            .ok()
+            .or(global.copied())
+            .unwrap_or_default();
+        let matrix = frame.to_matrix();
+        let at_rest = parts.bodies.iter().all(|&b| {
+            resting
+                .get(b)
+                .is_ok_and(|(asleep, anchor)| asleep || anchor)
+        });
+        if at_rest && parts.drawn_resting == Some(matrix) {
+            continue;
+        }
+        let Some(mut mesh) = meshes.get_mut(&parts.copy) else {
+            continue;
+        };
+        let inverse = frame.affine().inverse();
+        let scratch = &mut *scratch;
+        scratch.points.clear();
+        scratch.points.extend(parts.bodies.iter().map(|&b| {
+            drawn
+                .get(b)
+                .map_or(Vec3::NAN, |p| inverse.transform_point3(p))
+        }));
+        mesh::smooth_normals(&scratch.points, &parts.triangles, &mut scratch.normals);
+        write_mesh(&mut mesh, &parts, scratch);
+        parts.drawn_resting = at_rest.then_some(matrix);
+    }
+}
+
+/// Writes the points and normals of `scratch` to every vertex drawn from
+/// them, and tangents when the mesh has them.
+fn write_mesh(mesh: &mut Mesh, parts: &SoftMeshParts, scratch: &mut Scratch) {
+    let Scratch {
+        points,
+        normals,
+        vertex_positions,
+        vertex_normals,
+        ..
+    } = scratch;
+    vertex_positions.clear();
+    vertex_normals.clear();
+    if let Ok(Some(VertexAttributeValues::Float32x3(positions))) =
+        mesh.try_attribute_mut_option(Mesh::ATTRIBUTE_POSITION)
+    {
+        for (vertex, &b) in positions.iter_mut().zip(&parts.body_of) {
+            if b != NO_POINT && points[b as usize].is_finite() {
+                *vertex = points[b as usize].to_array();
+            }
+            vertex_positions.push(Vec3::from(*vertex));
+        }
+    }
+    let count = vertex_positions.len();
+    for &b in parts.body_of.iter().take(count) {
+        let normal = if b == NO_POINT {
+            Vec3::Y
+        } else {
+            normals[b as usize]
+        };
+        vertex_normals.push(normal);
+    }
+    match mesh.try_attribute_mut_option(Mesh::ATTRIBUTE_NORMAL) {
+        Ok(Some(VertexAttributeValues::Float32x3(out))) => {
+            for (out, n) in out.iter_mut().zip(vertex_normals.iter()) {
+                *out = n.to_array();
+            }
+        }
+        Ok(None) => {
+            let values: Vec<[f32; 3]> = vertex_normals.iter().map(|n| n.to_array()).collect();
+            mesh.insert_attribute(Mesh::ATTRIBUTE_NORMAL, values);
+        }
+        _ => {}
+    }
+    let uvs = match mesh.try_attribute_option(Mesh::ATTRIBUTE_UV_0) {
+        Ok(Some(VertexAttributeValues::Float32x2(uvs))) => uvs.clone(),
+        _ => return,
+    };
+    if let Ok(Some(VertexAttributeValues::Float32x4(tangents))) =
+        mesh.try_attribute_mut_option(Mesh::ATTRIBUTE_TANGENT)
+    {
+        mesh::tangents(
+            vertex_positions,
+            vertex_normals,
+            &uvs,
+            &parts.corners,
+            tangents,
+        );
+    }
+}
