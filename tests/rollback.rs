@@ -478,7 +478,7 @@ fn soft_scene(mut commands: Commands, mut meshes: ResMut<Assets<Mesh>>) {
     commands.spawn((
         Mesh3d(ball),
         Transform::from_xyz(1.5, 0.6, 0.0),
-        SoftMesh::default().with_pressure(3000.0).with_radius(0.02),
+        SoftMesh::default().with_pressure(1000.0).with_radius(0.02),
         Rollback,
     ));
 }

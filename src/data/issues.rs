@@ -361,6 +361,16 @@ pub enum MeshProblem {
     /// A pressure was asked of a mesh that is not closed (an edge on one
     /// triangle, or on three); the mesh gets no pressure.
     NotClosed,
+    /// The pressure is too stiff for the step: it acts as a force of the
+    /// step (explicitly), and the mode it drives (the whole surface
+    /// breathing, `ω² = (K/|V₀|)·Σ|∂V/∂x_i|²/m_i`) has `ω·h` above 2, the
+    /// limit of the semi-implicit step, at the fixed timestep: the mesh
+    /// will gain energy. A warning only: lower the bulk modulus, give the
+    /// mesh more mass, or step at a higher rate.
+    StiffPressure {
+        /// `ω·h` of the pressure's fastest mode (a bound).
+        omega_h: f32,
+    },
 }
 
 impl fmt::Display for MeshProblem {
@@ -407,6 +417,10 @@ impl fmt::Display for MeshProblem {
             Self::NotClosed => write!(
                 f,
                 "pressure asked of a mesh that is not closed; no pressure"
+            ),
+            Self::StiffPressure { omega_h } => write!(
+                f,
+                "the pressure's mode (the surface breathing) has ω·h = {omega_h:.2} > 2 at the fixed timestep and will gain energy; lower the bulk modulus, give the mesh more mass, or step at a higher rate"
             ),
         }
     }

@@ -436,6 +436,20 @@ impl Build<'_, '_, '_> {
                     .map(|p| points[p])
                     .collect();
                 let volume = mesh::volume(&at, &triangles, at[0]);
+                // The pressure's stiffness is `(K/|V₀|)·g·gᵀ` (`g` the
+                // gradient of the volume): one mode, the breathing of the
+                // whole surface, of `ω² = (K/|V₀|)·Σ|g_i|²/m_i`.
+                let mut gradient = vec![Vec3::ZERO; at.len()];
+                mesh::add_volume_gradient(&at, &triangles, at[0], 1.0, &mut gradient);
+                let load: f32 = (0..points.len())
+                    .filter(|&p| body_of_point[p] != NO_POINT && pins[p].is_none())
+                    .map(|p| gradient[body_of_point[p] as usize].length_squared() / mass_of(p))
+                    .sum();
+                let omega_h = (k / volume.abs() * load).sqrt() * self.h;
+                if omega_h > 2.0 {
+                    let issue = MeshProblem::StiffPressure { omega_h };
+                    reporter.warn(self.entity, problem(issue));
+                }
                 (volume != 0.0).then_some((k, volume))
             }
             _ => None,

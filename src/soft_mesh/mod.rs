@@ -20,7 +20,12 @@
 //! - **Pressure.** For a closed mesh, an optional bulk modulus
 //!   ([`SoftMesh::pressure`]): a force of each step that pushes the
 //!   surface out (or in) in proportion to how far the enclosed volume is
-//!   from its volume when built — a balloon, a jelly.
+//!   from its volume when built — a balloon, a jelly. It is explicit (read
+//!   at the step's start): the mode it drives, the whole surface breathing
+//!   in and out, has `ω² = (K/V₀)·Σ|∂V/∂x_i|²/m_i` (about `K·A²/(V₀·M)`
+//!   for a surface of area `A` and mass `M`), which must keep `ω·h < 2`;
+//!   a mesh past it is reported when built
+//!   ([`MeshProblem::StiffPressure`](crate::diagnostics::MeshProblem::StiffPressure)).
 //! - **Pins.** Vertices chosen by index, by a test on their position in the
 //!   mesh's own frame, or by their colour ([`PinSelect`]) become fixed
 //!   bodies that follow the entity's transform, or another entity's
