@@ -5,9 +5,10 @@
 //! `cargo bench --bench soft_mesh` prints, as medians over interleaved
 //! rounds on one thread:
 //!
-//! - the plugin's drawing of a 64×64 cloth (`Update`: the interpolation
-//!   and `SoftMeshSystems::Draw`, which write each vertex's drawn position
-//!   in the entity's frame and its smooth normal into the entity's mesh)
+//! - the plugin's drawing of a 64×64 cloth (`Update`, on the
+//!   single-threaded executor: the interpolation and
+//!   `SoftMeshSystems::Draw`, which write each vertex's drawn position in
+//!   the entity's frame and its smooth normal into the entity's mesh)
 //!   over a plain loop doing the same from arrays of the bodies' last two
 //!   positions into `Vec`s of positions and normals;
 //! - the build of a 128×128 cloth per vertex over that of a 32×32 cloth
@@ -150,6 +151,12 @@ impl Plain {
 fn drawing(smoke: bool) {
     let n = if smoke { 8 } else { 64 };
     let (mut app, cloth) = cloth_app(n);
+    // `Update` holds the interpolation and the drawing alone here: run on
+    // one thread without the multi-threaded executor's wake-ups, so that
+    // the ratio is the drawing's.
+    app.edit_schedule(Update, |schedule| {
+        schedule.set_executor(bevy::ecs::schedule::SingleThreadedExecutor::new());
+    });
     app.update();
     for _ in 0..3 {
         app.world_mut().run_schedule(FixedMain);

@@ -129,18 +129,7 @@ fn setup(
     size: usize,
 ) {
     commands.spawn((Camera3d::default(), Tonemapping::None, Transform::default()));
-    commands.spawn((
-        DirectionalLight {
-            illuminance: 9000.0,
-            shadow_maps_enabled: false,
-            ..default()
-        },
-        Transform::from_xyz(3.0, 6.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
-    commands.insert_resource(GlobalAmbientLight {
-        brightness: 400.0,
-        ..default()
-    });
+    support::daylight(commands, 400.0);
     // The ground, and the ball: a fixed body with a radius.
     commands.spawn((
         GroundPlane::horizontal(-1.5),

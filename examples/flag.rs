@@ -77,18 +77,7 @@ fn setup(
         Tonemapping::None,
         Transform::from_xyz(0.8, 2.2, 5.5).looking_at(Vec3::new(0.8, 2.0, 0.0), Vec3::Y),
     ));
-    commands.spawn((
-        DirectionalLight {
-            illuminance: 9000.0,
-            shadow_maps_enabled: false,
-            ..default()
-        },
-        Transform::from_xyz(2.0, 6.0, 6.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
-    commands.insert_resource(GlobalAmbientLight {
-        brightness: 500.0,
-        ..default()
-    });
+    support::daylight(&mut commands, 500.0);
     commands.spawn((
         Mesh3d(meshes.add(Plane3d::default().mesh().size(20.0, 20.0))),
         MeshMaterial3d(materials.add(Color::srgb(0.35, 0.45, 0.3))),

@@ -123,18 +123,7 @@ fn setup(
         Tonemapping::None,
         Transform::from_xyz(0.0, 2.2, 6.0).looking_at(Vec3::new(0.0, 1.0, 0.0), Vec3::Y),
     ));
-    commands.spawn((
-        DirectionalLight {
-            illuminance: 9000.0,
-            shadow_maps_enabled: false,
-            ..default()
-        },
-        Transform::from_xyz(3.0, 6.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
-    commands.insert_resource(GlobalAmbientLight {
-        brightness: 500.0,
-        ..default()
-    });
+    support::daylight(&mut commands, 500.0);
     commands.spawn((
         GroundPlane::horizontal(0.0),
         Mesh3d(meshes.add(Plane3d::default().mesh().size(12.0, 12.0))),

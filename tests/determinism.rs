@@ -8,7 +8,6 @@
 mod common;
 
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::process::Command;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
@@ -253,47 +252,19 @@ fn same_scene_twice_is_bit_identical() {
 #[test]
 #[ignore = "run by one_and_two_threads_agree in a child process"]
 fn determinism_child() {
-    let threads: usize = std::env::var("EULER_THREADS").unwrap().parse().unwrap();
-    let threshold: usize = std::env::var("EULER_PARALLEL_THRESHOLD")
-        .unwrap()
-        .parse()
-        .unwrap();
-    // Set up the compute pool before the app's TaskPoolPlugin does.
-    let pool = bevy::tasks::ComputeTaskPool::get_or_init(|| {
-        bevy::tasks::TaskPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-    });
-    assert_eq!(pool.thread_num(), threads);
+    let threshold = common::child_pool();
     let scheduled = std::env::var("EULER_SCHEDULED").unwrap() == "1";
     println!("STATE_HASH={:016x}", run(threshold, scheduled));
 }
 
 fn child_hash(threads: usize, threshold: usize, scheduled: bool) -> String {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "determinism_child",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("EULER_THREADS", threads.to_string())
-        .env("EULER_PARALLEL_THRESHOLD", threshold.to_string())
-        .env("EULER_SCHEDULED", if scheduled { "1" } else { "0" })
-        .output()
-        .expect("run the child test");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "child failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-        .lines()
-        .find_map(|l| l.split_once("STATE_HASH=").map(|(_, hash)| hash))
-        .unwrap_or_else(|| panic!("no hash in child output:\n{stdout}"))
-        .to_owned()
+    let scheduled = if scheduled { "1" } else { "0" };
+    common::child_hash(
+        "determinism_child",
+        threads,
+        threshold,
+        &[("EULER_SCHEDULED", scheduled)],
+    )
 }
 
 /// One compute thread on the sequential path, one and two threads on the

@@ -16,11 +16,6 @@ fn parts(app: &App, rope: Entity) -> RopeParts {
         .clone()
 }
 
-fn count<C: Component>(app: &mut App) -> usize {
-    let world = app.world_mut();
-    world.query::<&C>().iter(world).count()
-}
-
 /// A rope of `n` links from a fixed point to a free end: `n + 1` bodies
 /// and `n` springs, in order; the masses are `μ·L/n` inside and half that
 /// at the free end.

@@ -26,11 +26,6 @@ fn parts(app: &App, entity: Entity) -> SoftMeshParts {
         .clone()
 }
 
-fn count<C: Component>(app: &mut App) -> usize {
-    let world = app.world_mut();
-    world.query::<&C>().iter(world).count()
-}
-
 /// A square of side 1 m in the XZ plane (facing +Y), `n` vertices a side.
 fn square(n: u32) -> Mesh {
     Plane3d::new(Vec3::Y, Vec2::splat(0.5))
@@ -884,43 +879,12 @@ fn soft_scene_hash(parallel_threshold: usize) -> u64 {
 #[test]
 #[ignore = "run by soft_meshes_step_alike_on_one_and_two_threads in a child process"]
 fn soft_mesh_child() {
-    let threads: usize = std::env::var("EULER_THREADS").unwrap().parse().unwrap();
-    let threshold: usize = std::env::var("EULER_PARALLEL_THRESHOLD")
-        .unwrap()
-        .parse()
-        .unwrap();
-    let pool = bevy::tasks::ComputeTaskPool::get_or_init(|| {
-        bevy::tasks::TaskPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-    });
-    assert_eq!(pool.thread_num(), threads);
+    let threshold = child_pool();
     println!("STATE_HASH={:016x}", soft_scene_hash(threshold));
 }
 
 fn child_hash(threads: usize, threshold: usize) -> String {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "soft_mesh_child",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("EULER_THREADS", threads.to_string())
-        .env("EULER_PARALLEL_THRESHOLD", threshold.to_string())
-        .output()
-        .expect("run the child test");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "child failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-        .lines()
-        .find_map(|l| l.split_once("STATE_HASH=").map(|(_, hash)| hash.to_owned()))
-        .unwrap_or_else(|| panic!("no hash in child output:\n{stdout}"))
+    common::child_hash("soft_mesh_child", threads, threshold, &[])
 }
 
 /// The same bits with one compute thread and two (the passes split from

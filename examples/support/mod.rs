@@ -34,6 +34,24 @@ pub fn camera(pixels_per_metre: f32, centre: Vec2) -> impl Bundle {
     )
 }
 
+/// The 3D examples' light: a sun from above and in front, without
+/// shadows, and an ambient light of `ambient`.
+#[allow(dead_code)]
+pub fn daylight(commands: &mut Commands, ambient: f32) {
+    commands.spawn((
+        DirectionalLight {
+            illuminance: 9000.0,
+            shadow_maps_enabled: false,
+            ..default()
+        },
+        Transform::from_xyz(3.0, 6.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    commands.insert_resource(GlobalAmbientLight {
+        brightness: ambient,
+        ..default()
+    });
+}
+
 /// Whether the screenshot tests run the example (`EULER_CAPTURE` is set).
 #[allow(dead_code)]
 pub fn capturing() -> bool {

@@ -6,7 +6,9 @@ use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
 use bevy::transform::helper::TransformHelper;
 
-use super::{PartOfSoftMesh, PinFrame, PinSelect, SoftMass, SoftMesh, SoftMeshParts};
+use super::{
+    PartOfSoftMesh, PinFrame, PinSelect, SoftMass, SoftMesh, SoftMeshParts, SoftMeshPoint,
+};
 use crate::data::body::{Body, Damping};
 use crate::data::constraints::Radius;
 use crate::data::drawing::TransformSyncDisabled;
@@ -137,6 +139,8 @@ impl SoftMeshParts {
             corners: Vec::new(),
             pressure: None,
             drawn_resting: None,
+            drawn: Vec::new(),
+            moving: false,
         }
     }
 }
@@ -339,22 +343,7 @@ impl Build<'_, '_, '_> {
             }
         }
         let mass_of = |p: usize| total * topology.point_area[p] / area;
-        let springs: Vec<(u32, u32, f32, f32)> = topology
-            .edges
-            .iter()
-            .map(|e| (e, modulus))
-            .chain(
-                topology
-                    .bends
-                    .iter()
-                    .map(|e| (e, material.bend * modulus))
-                    .filter(|&(_, k)| k > 0.0),
-            )
-            .map(|(e, modulus)| {
-                let rest = points[e.a as usize].distance(points[e.b as usize]);
-                (e.a, e.b, rest, modulus * e.area / (rest * rest))
-            })
-            .collect();
+        let springs = spring_list(points, topology, modulus, material.bend);
         // The stiffest body's load bounds the fastest mode: ω² ≤ 2·Σk/m.
         let mut load = vec![0.0f32; points.len()];
         for &(a, b, _, k) in &springs {
@@ -381,6 +370,7 @@ impl Build<'_, '_, '_> {
                 body,
                 TransformSyncDisabled,
                 PartOfSoftMesh(self.entity),
+                SoftMeshPoint(bodies.len() as u32),
             ));
             match pins[p] {
                 Some(PinFrame::Own) => {
@@ -425,35 +415,26 @@ impl Build<'_, '_, '_> {
             .iter()
             .map(|t| t.map(|p| body_of_point[p as usize]))
             .collect();
-        let pressure = match material.pressure {
-            Some(k) if k > 0.0 && !topology.closed => {
-                reporter.warn(self.entity, problem(MeshProblem::NotClosed));
-                None
-            }
-            Some(k) if k > 0.0 => {
-                let at: Vec<Vec3> = (0..points.len())
-                    .filter(|&p| body_of_point[p] != NO_POINT)
-                    .map(|p| points[p])
-                    .collect();
-                let volume = mesh::volume(&at, &triangles, at[0]);
-                // The pressure's stiffness is `(K/|V₀|)·g·gᵀ` (`g` the
-                // gradient of the volume): one mode, the breathing of the
-                // whole surface, of `ω² = (K/|V₀|)·Σ|g_i|²/m_i`.
-                let mut gradient = vec![Vec3::ZERO; at.len()];
-                mesh::add_volume_gradient(&at, &triangles, at[0], 1.0, &mut gradient);
-                let load: f32 = (0..points.len())
-                    .filter(|&p| body_of_point[p] != NO_POINT && pins[p].is_none())
-                    .map(|p| gradient[body_of_point[p] as usize].length_squared() / mass_of(p))
-                    .sum();
-                let omega_h = (k / volume.abs() * load).sqrt() * self.h;
-                if omega_h > 2.0 {
-                    let issue = MeshProblem::StiffPressure { omega_h };
-                    reporter.warn(self.entity, problem(issue));
+        let at: Vec<Vec3> = (0..points.len())
+            .filter(|&p| body_of_point[p] != NO_POINT)
+            .map(|p| points[p])
+            .collect();
+        let inverse_masses: Vec<f32> = (0..points.len())
+            .filter(|&p| body_of_point[p] != NO_POINT)
+            .map(|p| {
+                if pins[p].is_some() {
+                    0.0
+                } else {
+                    1.0 / mass_of(p)
                 }
-                (volume != 0.0).then_some((k, volume))
-            }
-            _ => None,
-        };
+            })
+            .collect();
+        let pressure = self.pressure(
+            material.pressure,
+            topology.closed,
+            (&at, &inverse_masses, &triangles),
+            reporter,
+        );
         SoftMeshParts {
             bodies,
             edge_springs: topology.edges.len(),
@@ -475,8 +456,67 @@ impl Build<'_, '_, '_> {
             corners: topology.corners.clone(),
             pressure,
             drawn_resting: None,
+            drawn: Vec::new(),
+            moving: false,
         }
     }
+}
+
+impl Build<'_, '_, '_> {
+    /// The bulk modulus and the volume as built of a pressure asked of a
+    /// closed mesh, over its bodies (`at`, their inverse masses, 0 for a
+    /// pinned one, and the triangles); a pressure on an open mesh, or too
+    /// stiff for the step, is reported.
+    fn pressure(
+        &self,
+        modulus: Option<f32>,
+        closed: bool,
+        (at, inverse_masses, triangles): (&[Vec3], &[f32], &[[u32; 3]]),
+        reporter: &mut Reporter,
+    ) -> Option<(f32, f32)> {
+        let k = modulus.filter(|&k| k > 0.0)?;
+        if !closed {
+            reporter.warn(self.entity, problem(MeshProblem::NotClosed));
+            return None;
+        }
+        let volume = mesh::volume(at, triangles, at[0]);
+        // The pressure's stiffness is `(K/|V₀|)·g·gᵀ` (`g` the gradient of
+        // the volume): one mode, the breathing of the whole surface, of
+        // `ω² = (K/|V₀|)·Σ|g_i|²/m_i`.
+        let mut gradient = vec![Vec3::ZERO; at.len()];
+        mesh::add_volume_gradient(at, triangles, at[0], 1.0, &mut gradient);
+        let load: f32 = gradient
+            .iter()
+            .zip(inverse_masses)
+            .map(|(g, w)| g.length_squared() * w)
+            .sum();
+        let omega_h = (k / volume.abs() * load).sqrt() * self.h;
+        if omega_h > 2.0 {
+            let issue = MeshProblem::StiffPressure { omega_h };
+            reporter.warn(self.entity, problem(issue));
+        }
+        (volume != 0.0).then_some((k, volume))
+    }
+}
+
+/// The springs of a mesh of sheet modulus `modulus` (N/m): each edge of
+/// rest length `L` on triangles of area `A` gets `k = modulus·A/L²`, each
+/// bend `bend` times that; as `(a, b, rest length, stiffness)` over points.
+fn spring_list(
+    points: &[Vec3],
+    topology: &Topology,
+    modulus: f32,
+    bend: f32,
+) -> Vec<(u32, u32, f32, f32)> {
+    let edges = topology.edges.iter().map(|e| (e, modulus));
+    let bends = topology.bends.iter().map(|e| (e, bend * modulus));
+    edges
+        .chain(bends.filter(|&(_, k)| k > 0.0))
+        .map(|(e, modulus)| {
+            let rest = points[e.a as usize].distance(points[e.b as usize]);
+            (e.a, e.b, rest, modulus * e.area / (rest * rest))
+        })
+        .collect()
 }
 
 /// The mesh's vertex colours as linear RGBA, if it has them.

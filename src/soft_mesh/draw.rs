@@ -4,12 +4,12 @@ use bevy::mesh::{Mesh, Mesh2d, Mesh3d, VertexAttributeValues};
 use bevy::prelude::*;
 use bevy::transform::helper::TransformHelper;
 
-use super::SoftMeshParts;
+use super::{PartOfSoftMesh, SoftMeshParts, SoftMeshPoint};
 use crate::data::body::Body;
 use crate::data::forces::AccumulatedForce;
 use crate::data::islands::Sleeping;
 use crate::data::requests::AnchorAsleep;
-use crate::interpolation::DrawnPositions;
+use crate::interpolation::{Drawing, DrawnPositions};
 use crate::kernels::mesh::{self, NO_POINT};
 
 /// Scratch space kept between runs.
@@ -71,9 +71,16 @@ pub(crate) fn press_soft_meshes(
     }
 }
 
-/// Whether a body is at rest for drawing: asleep, or an anchor of sleeping
-/// islands only.
-type Resting = (Has<Sleeping>, Has<AnchorAsleep>);
+/// A soft mesh's body, for the drawing's walk: its mesh, its place in the
+/// mesh's bodies, whether it rests (asleep, or an anchor of sleeping
+/// islands only), and what its drawn position is made of.
+type Points = (
+    &'static PartOfSoftMesh,
+    &'static SoftMeshPoint,
+    Has<Sleeping>,
+    Has<AnchorAsleep>,
+    Drawing,
+);
 
 /// The soft meshes as drawn.
 type Drawn = (
@@ -87,14 +94,41 @@ type Drawn = (
 /// `Update`, after the interpolation: each soft mesh's copy of its asset
 /// gets its bodies' drawn positions in the entity's frame at every vertex,
 /// smooth normals, and tangents when it has them.
+///
+/// The bodies are read in one walk of the soft meshes' bodies in storage
+/// order (each knows its mesh and its place in it), not looked up one by
+/// one: a lookup cost more than the rest of the drawing.
 pub(crate) fn draw_soft_meshes(
     mut meshes: ResMut<Assets<Mesh>>,
     mut soft: Query<Drawn>,
     drawn: DrawnPositions,
-    resting: Query<Resting>,
+    points: Query<Points>,
     transforms: TransformHelper,
     mut scratch: Local<Scratch>,
 ) {
+    for (_, mut parts, ..) in &mut soft {
+        let parts = &mut *parts;
+        parts.drawn.clear();
+        parts.drawn.resize(parts.bodies.len(), Vec3::NAN);
+        parts.moving = false;
+    }
+    let alpha = drawn.alpha();
+    let mut current: Option<(Entity, Mut<SoftMeshParts>)> = None;
+    for (part, point, asleep, anchor, item) in &points {
+        if current.as_ref().map(|(owner, _)| *owner) != Some(part.0) {
+            current = soft
+                .get_mut(part.0)
+                .ok()
+                .map(|(_, parts, ..)| (part.0, parts));
+        }
+        let Some((_, parts)) = &mut current else {
+            continue;
+        };
+        if let Some(at) = parts.drawn.get_mut(point.0 as usize) {
+            *at = drawn.of(item, alpha);
+        }
+        parts.moving |= !(asleep || anchor);
+    }
     for (entity, mut parts, mesh_3d, mesh_2d, global) in &mut soft {
         let Some(handle) = mesh_3d.map(|m| &m.0).or(mesh_2d.map(|m| &m.0)) else {
             continue;
@@ -108,12 +142,7 @@ pub(crate) fn draw_soft_meshes(
             .or(global.copied())
             .unwrap_or_default();
         let matrix = frame.to_matrix();
-        let at_rest = parts.bodies.iter().all(|&b| {
-            resting
-                .get(b)
-                .is_ok_and(|(asleep, anchor)| asleep || anchor)
-        });
-        if at_rest && parts.drawn_resting == Some(matrix) {
+        if !parts.moving && parts.drawn_resting == Some(matrix) {
             continue;
         }
         let Some(mut mesh) = meshes.get_mut(&parts.copy) else {
@@ -122,14 +151,12 @@ pub(crate) fn draw_soft_meshes(
         let inverse = frame.affine().inverse();
         let scratch = &mut *scratch;
         scratch.points.clear();
-        scratch.points.extend(parts.bodies.iter().map(|&b| {
-            drawn
-                .get(b)
-                .map_or(Vec3::NAN, |p| inverse.transform_point3(p))
-        }));
+        scratch
+            .points
+            .extend(parts.drawn.iter().map(|&p| inverse.transform_point3(p)));
         mesh::smooth_normals(&scratch.points, &parts.triangles, &mut scratch.normals);
         write_mesh(&mut mesh, &parts, scratch);
-        parts.drawn_resting = at_rest.then_some(matrix);
+        parts.drawn_resting = (!parts.moving).then_some(matrix);
     }
 }
 
@@ -143,43 +170,59 @@ fn write_mesh(mesh: &mut Mesh, parts: &SoftMeshParts, scratch: &mut Scratch) {
         vertex_normals,
         ..
     } = scratch;
-    vertex_positions.clear();
-    vertex_normals.clear();
+    let normal_of = |b: u32| {
+        if b == NO_POINT {
+            Vec3::Y
+        } else {
+            normals[b as usize]
+        }
+    };
     if let Ok(Some(VertexAttributeValues::Float32x3(positions))) =
         mesh.try_attribute_mut_option(Mesh::ATTRIBUTE_POSITION)
     {
         for (vertex, &b) in positions.iter_mut().zip(&parts.body_of) {
-            if b != NO_POINT && points[b as usize].is_finite() {
-                *vertex = points[b as usize].to_array();
+            if let Some(p) = points.get(b as usize)
+                && p.is_finite()
+            {
+                *vertex = p.to_array();
             }
-            vertex_positions.push(Vec3::from(*vertex));
         }
-    }
-    let count = vertex_positions.len();
-    for &b in parts.body_of.iter().take(count) {
-        let normal = if b == NO_POINT {
-            Vec3::Y
-        } else {
-            normals[b as usize]
-        };
-        vertex_normals.push(normal);
     }
     match mesh.try_attribute_mut_option(Mesh::ATTRIBUTE_NORMAL) {
         Ok(Some(VertexAttributeValues::Float32x3(out))) => {
-            for (out, n) in out.iter_mut().zip(vertex_normals.iter()) {
-                *out = n.to_array();
+            for (out, &b) in out.iter_mut().zip(&parts.body_of) {
+                *out = normal_of(b).to_array();
             }
         }
         Ok(None) => {
-            let values: Vec<[f32; 3]> = vertex_normals.iter().map(|n| n.to_array()).collect();
+            let values: Vec<[f32; 3]> = parts
+                .body_of
+                .iter()
+                .map(|&b| normal_of(b).to_array())
+                .collect();
             mesh.insert_attribute(Mesh::ATTRIBUTE_NORMAL, values);
         }
         _ => {}
     }
-    let uvs = match mesh.try_attribute_option(Mesh::ATTRIBUTE_UV_0) {
-        Ok(Some(VertexAttributeValues::Float32x2(uvs))) => uvs.clone(),
-        _ => return,
+    if !mesh.contains_attribute(Mesh::ATTRIBUTE_TANGENT) {
+        return;
+    }
+    // Tangents: from each vertex's position, normal and UV.
+    let (
+        Ok(Some(VertexAttributeValues::Float32x3(positions))),
+        Ok(Some(VertexAttributeValues::Float32x2(uvs))),
+    ) = (
+        mesh.try_attribute_option(Mesh::ATTRIBUTE_POSITION),
+        mesh.try_attribute_option(Mesh::ATTRIBUTE_UV_0),
+    )
+    else {
+        return;
     };
+    vertex_positions.clear();
+    vertex_positions.extend(positions.iter().map(|&p| Vec3::from(p)));
+    vertex_normals.clear();
+    vertex_normals.extend(parts.body_of.iter().map(|&b| normal_of(b)));
+    let uvs = uvs.clone();
     if let Ok(Some(VertexAttributeValues::Float32x4(tangents))) =
         mesh.try_attribute_mut_option(Mesh::ATTRIBUTE_TANGENT)
     {

@@ -462,7 +462,15 @@ pub struct SoftMeshParts {
     pub(crate) pressure: Option<(f32, f32)>,
     /// The frame the mesh was last drawn in, if every moving body slept.
     pub(crate) drawn_resting: Option<Mat4>,
+    /// This frame's drawn position of each body (`NaN`: not found).
+    pub(crate) drawn: Vec<Vec3>,
+    /// Whether a body of the mesh is awake this frame.
+    pub(crate) moving: bool,
 }
+
+/// A soft mesh's body: its place in [`SoftMeshParts::bodies`].
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SoftMeshPoint(pub(crate) u32);
 
 impl SoftMeshParts {
     /// The body mesh vertex `vertex` is drawn from, if it has one.

@@ -77,6 +77,12 @@ pub fn warnings_for(app: &App, entity: Entity) -> Vec<PhysicsIssue> {
         .collect()
 }
 
+/// How many entities have a `C`.
+pub fn count<C: Component>(app: &mut App) -> usize {
+    let world = app.world_mut();
+    world.query::<&C>().iter(world).count()
+}
+
 pub fn spawn(app: &mut App, bundle: impl Bundle) -> Entity {
     app.world_mut().spawn(bundle).id()
 }
@@ -160,4 +166,50 @@ impl Dice {
     pub fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
     }
+}
+
+/// In a child process of [`child_hash`]: sets up the compute pool with
+/// `EULER_THREADS` threads (before any app's `TaskPoolPlugin` does) and
+/// returns `EULER_PARALLEL_THRESHOLD`.
+pub fn child_pool() -> usize {
+    let threads: usize = std::env::var("EULER_THREADS").unwrap().parse().unwrap();
+    let pool = bevy::tasks::ComputeTaskPool::get_or_init(|| {
+        bevy::tasks::TaskPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+    });
+    assert_eq!(pool.thread_num(), threads);
+    std::env::var("EULER_PARALLEL_THRESHOLD")
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Runs the ignored test `name` of this test binary in a child process with
+/// `threads` compute threads, `threshold` as the parallel threshold and
+/// `env` set, and returns the hash it printed after `STATE_HASH=`.
+pub fn child_hash(name: &str, threads: usize, threshold: usize, env: &[(&str, &str)]) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            name,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("EULER_THREADS", threads.to_string())
+        .env("EULER_PARALLEL_THRESHOLD", threshold.to_string())
+        .envs(env.iter().copied())
+        .output()
+        .expect("run the child test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .find_map(|l| l.split_once("STATE_HASH=").map(|(_, hash)| hash.to_owned()))
+        .unwrap_or_else(|| panic!("no hash in child output:\n{stdout}"))
 }
