@@ -359,7 +359,8 @@ pub enum MeshProblem {
         value: f32,
     },
     /// A pressure was asked of a mesh that is not closed (an edge on one
-    /// triangle, or on three); the mesh gets no pressure.
+    /// triangle, or on three) or that encloses no volume; the mesh gets no
+    /// pressure.
     NotClosed,
     /// The pressure is too stiff for the step: it acts as a force of the
     /// step (explicitly), and the mode it drives (the whole surface
@@ -416,7 +417,7 @@ impl fmt::Display for MeshProblem {
             ),
             Self::NotClosed => write!(
                 f,
-                "pressure asked of a mesh that is not closed; no pressure"
+                "pressure asked of a mesh that is not closed or encloses no volume; no pressure"
             ),
             Self::StiffPressure { omega_h } => write!(
                 f,

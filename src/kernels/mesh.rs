@@ -59,7 +59,11 @@ pub fn weld(positions: &[Vec3], tolerance: f32) -> Welded {
         for &dx in reach {
             for &dy in reach {
                 for &dz in reach {
-                    let near = [cell[0] + dx, cell[1] + dy, cell[2] + dz];
+                    let near = [
+                        cell[0].saturating_add(dx),
+                        cell[1].saturating_add(dy),
+                        cell[2].saturating_add(dz),
+                    ];
                     let Some(list) = cells.get(&near) else {
                         continue;
                     };

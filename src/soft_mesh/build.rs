@@ -55,7 +55,13 @@ pub(crate) fn build_soft_meshes(
         };
         let source = match parts {
             Some(parts) if *handle == parts.copy => {
-                if !changed.contains(&parts.source.id()) {
+                // Rebuilt when the asset's content changed: not for an
+                // event about a change the build already saw (one made
+                // before it, or the second event of a reload).
+                let same = |mesh: &Mesh| fingerprint(mesh) == parts.fingerprint;
+                if !changed.contains(&parts.source.id())
+                    || meshes.get(&parts.source).is_none_or(same)
+                {
                     continue;
                 }
                 parts.source.clone()
@@ -85,6 +91,11 @@ pub(crate) fn build_soft_meshes(
         let frame = transforms
             .compute_global_transform(entity)
             .unwrap_or_default();
+        if !frame.affine().matrix3.determinant().is_normal() {
+            // A transform that cannot be inverted (a scale of zero, say):
+            // built once it can.
+            continue;
+        }
         let built = Build {
             entity,
             settings,
@@ -103,6 +114,7 @@ pub(crate) fn build_soft_meshes(
                 continue;
             }
         };
+        parts.fingerprint = fingerprint(&mesh);
         parts.copy = meshes.add(mesh);
         parts.source = source;
         let mut commands = reporter.commands().entity(entity);
@@ -141,8 +153,26 @@ impl SoftMeshParts {
             drawn_resting: None,
             drawn: Vec::new(),
             moving: false,
+            fingerprint: 0,
         }
     }
+}
+
+/// A hash of what a soft mesh is built from: the topology, positions,
+/// indices and colours.
+fn fingerprint(mesh: &Mesh) -> u64 {
+    use core::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    mesh.primitive_topology().hash(&mut hasher);
+    for attribute in [Mesh::ATTRIBUTE_POSITION, Mesh::ATTRIBUTE_COLOR] {
+        if let Ok(Some(values)) = mesh.try_attribute_option(attribute) {
+            values.get_bytes().hash(&mut hasher);
+        }
+    }
+    if let Ok(Some(indices)) = mesh.try_indices_option() {
+        indices.iter().for_each(|i| i.hash(&mut hasher));
+    }
+    hasher.finish()
 }
 
 /// One build of one soft mesh.
@@ -199,7 +229,9 @@ impl Build<'_, '_, '_> {
         } else {
             0.0
         };
-        let welded = mesh::weld(&world, self.settings.weld_tolerance.max(0.0) * size);
+        // (A tolerance below the positions' own precision welds nothing more.)
+        let tolerance = self.settings.weld_tolerance.max(0.0) * size;
+        let welded = mesh::weld(&world, tolerance.max(4.0 * f32::EPSILON * size));
         let topology = mesh::topology(&welded, &indices, 1e-12 * size * size);
         if topology.triangles.is_empty() {
             return Err(MeshProblem::Empty);
@@ -458,6 +490,7 @@ impl Build<'_, '_, '_> {
             drawn_resting: None,
             drawn: Vec::new(),
             moving: false,
+            fingerprint: 0,
         }
     }
 }
@@ -480,6 +513,10 @@ impl Build<'_, '_, '_> {
             return None;
         }
         let volume = mesh::volume(at, triangles, at[0]);
+        if volume == 0.0 || !volume.is_finite() {
+            reporter.warn(self.entity, problem(MeshProblem::NotClosed));
+            return None;
+        }
         // The pressure's stiffness is `(K/|V₀|)·g·gᵀ` (`g` the gradient of
         // the volume): one mode, the breathing of the whole surface, of
         // `ω² = (K/|V₀|)·Σ|g_i|²/m_i`.
@@ -495,7 +532,7 @@ impl Build<'_, '_, '_> {
             let issue = MeshProblem::StiffPressure { omega_h };
             reporter.warn(self.entity, problem(issue));
         }
-        (volume != 0.0).then_some((k, volume))
+        Some((k, volume))
     }
 }
 

@@ -127,7 +127,14 @@ pub(crate) fn draw_soft_meshes(
         if let Some(at) = parts.drawn.get_mut(point.0 as usize) {
             *at = drawn.of(item, alpha);
         }
-        parts.moving |= !(asleep || anchor);
+        // A pinned body (fixed) that an island does not hang from never
+        // sleeps: it moves when its pin moved it.
+        let fixed = item.0.is_fixed();
+        parts.moving |= if fixed {
+            item.0.is_changed()
+        } else {
+            !(asleep || anchor)
+        };
     }
     for (entity, mut parts, mesh_3d, mesh_2d, global) in &mut soft {
         let Some(handle) = mesh_3d.map(|m| &m.0).or(mesh_2d.map(|m| &m.0)) else {

@@ -62,7 +62,11 @@
 //! a body, so seams do not show), and tangents when the mesh has them
 //! (from its UVs). Bevy recomputes the entity's bounding box from the
 //! changed asset, so frustum culling follows the mesh. A mesh whose moving
-//! bodies all sleep, on an entity that did not move, is not rewritten.
+//! bodies all sleep (and whose pinned bodies did not move), on an entity
+//! that did not move, is not rewritten. The entity's transform is read as
+//! it is when [`SoftMeshSystems::Draw`] runs: move a soft mesh's entity in
+//! `Update` before that set (or in the fixed step), or the mesh is drawn
+//! a frame's motion off.
 //!
 //! # Bad input
 //!
@@ -203,6 +207,11 @@ pub struct VertexPin {
 /// springs along and across its triangles, drawn back into the mesh every
 /// frame. See the [module docs](crate::soft_mesh) for what is built.
 ///
+/// The component is immutable: insert a new `SoftMesh` to change the
+/// settings (the mesh is built anew). A mesh is built once its asset is
+/// ready and its entity's transform can be inverted (not at a scale of
+/// zero).
+///
 /// Defaults: 1 kg in all, a stretching frequency of 8 Hz at a tenth of
 /// critical damping, bending springs at a tenth of the stretch, no
 /// pressure, no pins, vertices welded within 10⁻⁴ of the mesh's size, no
@@ -244,7 +253,7 @@ pub struct VertexPin {
 /// ```
 #[derive(Component, Reflect, Debug, Clone)]
 #[reflect(Component, Debug, Clone)]
-#[component(on_discard = take_apart)]
+#[component(immutable, on_discard = take_apart)]
 pub struct SoftMesh {
     /// The mass.
     pub mass: SoftMass,
@@ -259,7 +268,7 @@ pub struct SoftMesh {
     pub bend: f32,
     /// For a closed mesh, the bulk modulus in pascals that keeps its
     /// volume: a volume `V` against the built `V₀` pushes the surface out
-    /// with the pressure `p = K·(V₀ − V)/V₀`. `None`: no pressure.
+    /// with the pressure `p = K·(V₀ − V)/|V₀|`. `None`: no pressure.
     pub pressure: Option<f32>,
     /// The pins, in order (a vertex two pins hold takes the first's frame).
     pub pins: Vec<VertexPin>,
@@ -466,6 +475,8 @@ pub struct SoftMeshParts {
     pub(crate) drawn: Vec<Vec3>,
     /// Whether a body of the mesh is awake this frame.
     pub(crate) moving: bool,
+    /// The hash of the source's content as built.
+    pub(crate) fingerprint: u64,
 }
 
 /// A soft mesh's body: its place in [`SoftMeshParts::bodies`].
