@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::hash::{DefaultHasher, Hash, Hasher};
-
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_euler_physics::prelude::*;
@@ -148,23 +146,7 @@ fn swirl_before_step(mut bodies: Query<(&Body, &mut AccumulatedForce)>) {
 }
 
 fn hash_state(app: &mut App) -> u64 {
-    let world = app.world_mut();
-    let mut q = world.query::<(Entity, &Body)>();
-    let mut all: Vec<_> = q.iter(world).map(|(e, b)| (e, *b)).collect();
-    all.sort_by_key(|(e, _)| *e);
-    let mut hasher = DefaultHasher::new();
-    for (e, b) in all {
-        e.hash(&mut hasher);
-        for x in b
-            .position
-            .to_array()
-            .into_iter()
-            .chain(b.velocity.to_array())
-        {
-            x.to_bits().hash(&mut hasher);
-        }
-    }
-    hasher.finish()
+    common::hash_bodies(app)
 }
 
 /// `scheduled`: the user force runs in `PhysicsSubstep` (every pass goes

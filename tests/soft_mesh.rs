@@ -699,6 +699,13 @@ fn pins_by_colour_to_an_entity_and_a_target_despawned() {
 #[derive(Resource, Default)]
 struct Changes(Vec<AssetId<Mesh>>);
 
+/// How many times the mesh `entity` draws was changed so far.
+fn changes_of(app: &App, entity: Entity) -> usize {
+    let copy = app.world().get::<Mesh3d>(entity).unwrap().0.id();
+    let changes = &app.world().resource::<Changes>().0;
+    changes.iter().filter(|&&id| id == copy).count()
+}
+
 fn count_changes(mut events: MessageReader<AssetEvent<Mesh>>, mut changes: ResMut<Changes>) {
     for event in events.read() {
         if let AssetEvent::Modified { id } = *event {
@@ -726,16 +733,8 @@ fn a_resting_mesh_is_not_rewritten() {
         ),
     );
     app.update();
-    let copy = app.world().get::<Mesh3d>(e).unwrap().0.id();
     let parts = parts(&app, e);
-    let modified = |app: &App| {
-        app.world()
-            .resource::<Changes>()
-            .0
-            .iter()
-            .filter(|&&id| id == copy)
-            .count()
-    };
+    let modified = |app: &App| changes_of(app, e);
     let mut slept_at = None;
     for frame in 0..64 * 20 {
         app.update();
@@ -846,7 +845,6 @@ fn a_2d_mesh_is_made_soft() {
 /// The hash of a scene of soft meshes (an implicit cloth on pins, a pressed
 /// ball on the ground) after 120 steps.
 fn soft_scene_hash(parallel_threshold: usize) -> u64 {
-    use std::hash::{DefaultHasher, Hash, Hasher};
     let mut app = mesh_app();
     app.insert_resource(PhysicsSettings {
         parallel_threshold,
@@ -875,28 +873,9 @@ fn soft_scene_hash(parallel_threshold: usize) -> u64 {
         ),
     );
     step(&mut app, 120);
-    let world = app.world_mut();
-    let mut all: Vec<(Entity, Body)> = world
-        .query::<(Entity, &Body)>()
-        .iter(world)
-        .map(|(e, b)| (e, *b))
-        .collect();
-    assert!(all.len() > 1600);
-    all.sort_by_key(|(e, _)| *e);
-    let mut hasher = DefaultHasher::new();
-    for (e, b) in all {
-        e.hash(&mut hasher);
-        for x in b
-            .position
-            .to_array()
-            .into_iter()
-            .chain(b.velocity.to_array())
-        {
-            assert!(x.is_finite());
-            x.to_bits().hash(&mut hasher);
-        }
-    }
-    hasher.finish()
+    assert!(count::<Body>(&mut app) > 1600);
+    assert!(all_bodies_finite(&mut app));
+    hash_bodies(&mut app)
 }
 
 /// Run in a child process: the hash with `EULER_THREADS` compute threads.
@@ -1006,11 +985,7 @@ fn a_mesh_of_still_pins_is_not_rewritten() {
         ),
     );
     step(&mut app, 3);
-    let copy = app.world().get::<Mesh3d>(e).unwrap().0.id();
-    let modified = |app: &App| {
-        let changes = &app.world().resource::<Changes>().0;
-        changes.iter().filter(|&&id| id == copy).count()
-    };
+    let modified = |app: &App| changes_of(app, e);
     let before = modified(&app);
     step(&mut app, 5);
     assert_eq!(modified(&app), before, "rewritten while still");

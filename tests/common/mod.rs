@@ -213,3 +213,29 @@ pub fn child_hash(name: &str, threads: usize, threshold: usize, env: &[(&str, &s
         .find_map(|l| l.split_once("STATE_HASH=").map(|(_, hash)| hash.to_owned()))
         .unwrap_or_else(|| panic!("no hash in child output:\n{stdout}"))
 }
+
+/// A hash of every body's entity, position and velocity bits, in entity
+/// order: equal for runs that reached the same state.
+pub fn hash_bodies(app: &mut App) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let world = app.world_mut();
+    let mut all: Vec<(Entity, Body)> = world
+        .query::<(Entity, &Body)>()
+        .iter(world)
+        .map(|(e, b)| (e, *b))
+        .collect();
+    all.sort_by_key(|(e, _)| *e);
+    let mut hasher = DefaultHasher::new();
+    for (e, b) in all {
+        e.hash(&mut hasher);
+        for x in b
+            .position
+            .to_array()
+            .into_iter()
+            .chain(b.velocity.to_array())
+        {
+            x.to_bits().hash(&mut hasher);
+        }
+    }
+    hasher.finish()
+}
