@@ -81,8 +81,13 @@ pub struct Rope {
     /// The last end.
     pub to: RopeEnd,
     /// Links (springs); the rope has one body more, less the ends that
-    /// are bodies of yours. At least 1.
+    /// are bodies of yours. At least 1. Unused when
+    /// [`segment_length`](Self::segment_length) is set.
     pub segments: u32,
+    /// The rest length of a link, in metres: the rope gets as many links
+    /// as make its length at this length the closest (at least 1).
+    /// `None`: [`segments`](Self::segments) links.
+    pub segment_length: Option<f32>,
     /// Mass per metre of rest length, in kg/m; positive and finite.
     pub mass_per_metre: f32,
     /// The frequency of the rope's lowest stretching mode, in Hz; sets its
@@ -117,6 +122,7 @@ impl Rope {
             from,
             to,
             segments: 16,
+            segment_length: None,
             mass_per_metre: 0.2,
             stretch_hertz: 8.0,
             damping_ratio: 0.1,
@@ -136,6 +142,20 @@ impl Rope {
     /// ```
     pub const fn with_segments(mut self, segments: u32) -> Self {
         self.segments = segments;
+        self
+    }
+
+    /// With links of about `metres` each (as many as make the rope's
+    /// length closest), instead of a count.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let rope = Rope::new(RopeEnd::Fixed(Vec3::ZERO), RopeEnd::Free(Vec3::X)).with_segment_length(0.05);
+    /// assert_eq!(rope.segment_length, Some(0.05));
+    /// ```
+    pub const fn with_segment_length(mut self, metres: f32) -> Self {
+        self.segment_length = Some(metres);
         self
     }
 
@@ -337,7 +357,17 @@ fn spawn_parts(world: &mut World, id: Entity, rope: Rope) -> RopeParts {
         );
         return RopeParts::default();
     }
-    let n = rope.segments as usize;
+    let n = match rope.segment_length {
+        Some(l) if l > 0.0 && l.is_finite() => (length / l).round().clamp(1.0, 1e6) as usize,
+        Some(l) => {
+            warn!(
+                "bevy_euler_physics: {id}: Rope::segment_length is {l}; using {} segments",
+                rope.segments
+            );
+            rope.segments as usize
+        }
+        None => rope.segments as usize,
+    };
     let link = length / n as f32;
     let mass = rope.mass_per_metre * link;
     let k = n as f32 * rope.axial_stiffness(length) / length;

@@ -239,3 +239,24 @@ fn bad_rope_settings_are_replaced_or_refused() {
     assert!(all_bodies_finite(&mut app));
     assert!(warnings(&app).is_empty(), "{:?}", warnings(&app));
 }
+
+/// Links of a length: as many as make the rope's length closest.
+#[test]
+fn links_of_a_given_length() {
+    let mut app = app();
+    for (length, link, want) in [(2.0, 0.25, 8), (1.0, 0.3, 3), (0.1, 1.0, 1)] {
+        let rope = spawn(
+            &mut app,
+            Rope::new(
+                RopeEnd::Fixed(Vec3::ZERO),
+                RopeEnd::Free(Vec3::new(length, 0.0, 0.0)),
+            )
+            .with_segment_length(link),
+        );
+        app.update();
+        let parts = parts(&app, rope);
+        assert_eq!(parts.springs.len(), want, "{length} m in links of {link} m");
+        assert_eq!(parts.bodies.len(), want + 1);
+    }
+    assert!(warnings(&app).is_empty());
+}
