@@ -31,7 +31,6 @@ type Soft = (
 /// `PreUpdate`: builds each soft mesh whose asset is ready and that has no
 /// parts yet, or whose entity was given another mesh, or whose asset
 /// changed (a hot reload).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn build_soft_meshes(
     mut meshes: ResMut<Assets<Mesh>>,
     mut events: MessageReader<AssetEvent<Mesh>>,
