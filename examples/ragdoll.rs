@@ -27,7 +27,7 @@ use bevy_egui::input::egui_wants_any_keyboard_input;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use bevy_euler_physics::prelude::*;
 use support::parts::{
-    Materials, Part, apply_island_settings, example_app, show_sleep, substeps_text,
+    Materials, Part, apply_island_settings, example_app, show_sleep, substeps_choice,
 };
 
 /// Pixels per metre: the physics works in metres.
@@ -193,7 +193,12 @@ fn apply_settings(mut commands: Commands, mut ragdolls: Query<(&ModelParts, &mut
             continue;
         }
         ragdoll.dirty = false;
-        apply_island_settings(&mut commands, parts, ragdoll.may_sleep, ragdoll.substeps);
+        apply_island_settings(
+            &mut commands,
+            parts.bodies().map(|(_, e)| e),
+            ragdoll.may_sleep,
+            ragdoll.substeps,
+        );
     }
 }
 
@@ -410,14 +415,7 @@ fn panel(
                         ragdoll.dirty = true;
                     }
                     let mut substeps = ragdoll.substeps;
-                    egui::ComboBox::from_id_salt(("substeps", entity))
-                        .selected_text(substeps_text(substeps))
-                        .width(70.0)
-                        .show_ui(ui, |ui| {
-                            for choice in [None, Some(1), Some(2), Some(4), Some(8)] {
-                                ui.selectable_value(&mut substeps, choice, substeps_text(choice));
-                            }
-                        });
+                    substeps_choice(ui, ("substeps", entity), &mut substeps);
                     if substeps != ragdoll.substeps {
                         ragdoll.substeps = substeps;
                         ragdoll.dirty = true;

@@ -2,21 +2,22 @@
 //!
 //! `cargo run --release --example spring_rope`
 //!
-//! Five ropes, soft to stiff, each `assets/models/rope.model.ron` (a fixed
-//! anchor and a chain of bodies joined by damped springs), each its own
-//! island. The physics steps at 64 Hz. With automatic substeps (the
-//! default here) each rope runs the fewest passes that keep it stable (a
-//! chain of masses `m` and springs `k` is stable while `2·√(k/m)·h' < 2`):
-//! the soft ropes 1 pass per step, the stiffest several. Ropes that come to
-//! rest fall asleep (drawn dimmer) and wake when touched. The links have
-//! radii: ropes that swing into each other touch, and three fixed balls
-//! stand in the ropes' way for them to drape over. Every frame draws
-//! the bodies between their last two fixed positions, so the motion is
-//! smooth at any frame rate; press I to see it without.
+//! Five ropes, soft to stiff, each one [`Rope`] (a fixed anchor, 20 links
+//! of 12 cm and a heavier bob of yours at the end), drawn by the plugin as
+//! a strip ([`RopeMesh`]), each its own island. The physics steps at 64 Hz.
+//! With automatic substeps (the default here) each rope runs the fewest
+//! passes that keep it stable (a chain of masses `m` and springs `k` is
+//! stable while `2·√(k/m)·h' < 2`): the soft ropes 1 pass per step, the
+//! stiffest several. Ropes that come to rest fall asleep (drawn dimmer)
+//! and wake when touched. The links have radii: ropes that swing into each
+//! other touch, and three fixed balls stand in the ropes' way for them to
+//! drape over. Every frame draws the bodies between their last two fixed
+//! positions, so the motion is smooth at any frame rate; press I to see it
+//! without.
 //!
-//! The "Ropes" window sets each rope's stiffness, damping, substeps and
-//! whether it may sleep. Edit the model file while the example runs and the
-//! ropes are rebuilt from it (keeping the window's settings).
+//! The "Ropes" window sets each rope's stretching frequency and damping
+//! ratio (the stiffness and damping of its links follow, in place:
+//! [`Rope::link_coefficients`]), its substeps and whether it may sleep.
 //!
 //! Mouse: drag any body (left button). Keys: Space kicks every rope
 //! sideways, G flips gravity, I toggles interpolation, P pauses, N steps,
@@ -40,33 +41,41 @@ use bevy_egui::input::egui_wants_any_keyboard_input;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use bevy_euler_physics::prelude::*;
 use support::parts::{
-    Materials, Part, apply_island_settings, example_app, show_sleep, substeps_text,
+    Materials, Part, apply_island_settings, example_app, show_sleep, substeps_choice,
 };
 
 /// Pixels per metre: the physics works in metres.
 const SCALE: f32 = 100.0;
 /// Where the anchors hang.
 const TOP: f32 = 2.2;
+/// Links of a rope, each `LINK` metres and `LINK_MASS` kg.
+const LINKS: u32 = 20;
+const LINK: f32 = 0.12;
+const LINK_MASS: f32 = 0.2;
+/// The bob at a rope's end: kg and metres.
+const BOB: (f32, f32) = (1.0, 0.1);
+/// Each rope: where its anchor is, its stretching frequency (Hz: its
+/// links' stiffness goes from 500 to 10 000 N/m) and its colour.
+const ROPES: [(f32, f32, Color); 5] = [
+    (-1.4, 0.625, Color::srgb(0.95, 0.55, 0.35)),
+    (0.1, 0.79, Color::srgb(0.95, 0.8, 0.3)),
+    (1.6, 1.25, Color::srgb(0.45, 0.85, 0.45)),
+    (3.1, 1.98, Color::srgb(0.35, 0.7, 0.95)),
+    (4.6, 2.8, Color::srgb(0.7, 0.5, 0.95)),
+];
 
-/// A rope: the [`PhysicsModelInstance`] entity, with its settings.
+/// A rope's settings from the window.
 #[derive(Component)]
-struct Rope {
+struct RopeSettings {
     number: usize,
     color: Color,
-    stiffness: f32,
-    damping: f32,
+    hertz: f32,
+    ratio: f32,
     /// `None`: automatic.
     substeps: Option<u32>,
     may_sleep: bool,
     /// The settings changed and must be applied to the springs and bodies.
     dirty: bool,
-}
-
-#[derive(Resource)]
-struct Looks {
-    ball: Handle<Mesh>,
-    anchor: Handle<Mesh>,
-    anchor_material: Handle<ColorMaterial>,
 }
 
 fn main() {
@@ -75,49 +84,41 @@ fn main() {
     }
     example_app("spring rope")
         .add_systems(Startup, setup)
-        .add_systems(
-            // Before the frame's fixed steps: a rope takes its settings from
-            // its first step.
-            PreUpdate,
-            (dress_parts, apply_settings)
-                .chain()
-                .after(ModelSystems::Spawn),
-        )
+        // Before the frame's fixed steps: a rope takes its settings from
+        // its first step.
+        .add_systems(PreUpdate, apply_settings)
         .add_systems(
             Update,
             (
                 controls.run_if(not(egui_wants_any_keyboard_input)),
-                (show_sleep, draw_springs).after(InterpolationSystems::Interpolate),
+                (show_sleep, show_rope_sleep).after(InterpolationSystems::Interpolate),
             ),
         )
         .add_systems(EguiPrimaryContextPass, panel)
         .run();
 }
 
+/// The rope as built: its settings with the window's frequency and ratio.
+fn make_rope(anchor: Vec3, bob: Entity, hertz: f32, ratio: f32) -> Rope {
+    Rope::new(RopeEnd::Fixed(anchor), RopeEnd::Body(bob))
+        .with_segments(LINKS)
+        .with_mass_per_metre(LINK_MASS / LINK)
+        .with_stretch(hertz, ratio)
+        .with_radius(0.05)
+        .with_drag(0.05)
+        // Explicit springs, with the substeps the window sets.
+        .implicit(false)
+}
+
 fn setup(
     mut commands: Commands,
-    assets: Res<AssetServer>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<ColorMaterial>>,
 ) {
     commands.spawn(support::camera(SCALE, Vec2::new(0.0, -0.9)));
-    commands.insert_resource(Looks {
-        ball: meshes.add(Circle::new(1.0)),
-        anchor: meshes.add(Rectangle::new(0.3, 0.08)),
-        anchor_material: materials.add(Color::srgb(0.8, 0.8, 0.85)),
-    });
-    let model: Handle<PhysicsModel> = assets.load("models/rope.model.ron");
-    // Right of the physics panel, above the ropes' window.
-    let ropes = [
-        (-1.4, 500.0, Color::srgb(0.95, 0.55, 0.35)),
-        (0.1, 800.0, Color::srgb(0.95, 0.8, 0.3)),
-        (1.6, 2000.0, Color::srgb(0.45, 0.85, 0.45)),
-        (3.1, 5000.0, Color::srgb(0.35, 0.7, 0.95)),
-        (4.6, 10000.0, Color::srgb(0.7, 0.5, 0.95)),
-    ];
     // Fixed balls in the way of three ropes as they swing back.
     let ball_material = materials.add(Color::srgb(0.55, 0.57, 0.62));
-    for x in [ropes[0].0, ropes[2].0, ropes[4].0] {
+    for x in [ROPES[0].0, ROPES[2].0, ROPES[4].0] {
         let (centre, radius) = (Vec3::new(x + 0.6, TOP - 1.7, 0.0), 0.25);
         commands.spawn((
             Body::fixed(centre),
@@ -127,108 +128,91 @@ fn setup(
             Transform::from_translation(centre),
         ));
     }
-    for (i, (x, stiffness, color)) in ropes.into_iter().enumerate() {
+    let anchor_mesh = meshes.add(Rectangle::new(0.3, 0.08));
+    let anchor_material = materials.add(Color::srgb(0.8, 0.8, 0.85));
+    let bob_mesh = meshes.add(Circle::new(BOB.1));
+    // Swung out by 30° to one side, so that each rope swings.
+    let out = Vec3::new(0.5, -(0.75f32.sqrt()), 0.0) * (LINKS as f32 * LINK);
+    for (i, (x, hertz, color)) in ROPES.into_iter().enumerate() {
+        let anchor = Vec3::new(x, TOP, 0.0);
+        let looks = Materials::new(&mut materials, color, 0.3);
         commands.spawn((
-            PhysicsModelInstance::new(model.clone(), Vec3::new(x, TOP, 0.0)),
-            Rope {
-                number: i + 1,
-                color,
-                stiffness,
-                damping: 0.5,
-                substeps: None,
-                may_sleep: true,
-                dirty: true,
-            },
-            Materials::new(&mut materials, color, 0.3),
+            Mesh2d(anchor_mesh.clone()),
+            MeshMaterial2d(anchor_material.clone()),
+            Transform::from_translation(anchor + Vec3::Z * 0.1),
+        ));
+        let settings = RopeSettings {
+            number: i + 1,
+            color,
+            hertz,
+            ratio: 0.005,
+            substeps: None,
+            may_sleep: true,
+            dirty: true,
+        };
+        let rope = commands.spawn_empty().id();
+        let bob = commands
+            .spawn((
+                Body::new(BOB.0).with_position(anchor + out),
+                Radius(BOB.1),
+                Damping(0.05),
+                Part(rope),
+                Mesh2d(bob_mesh.clone()),
+                MeshMaterial2d(looks.awake.clone()),
+            ))
+            .id();
+        commands.entity(rope).insert((
+            make_rope(anchor, bob, settings.hertz, settings.ratio),
+            RopeMesh::strip(0.08),
+            MeshMaterial2d(looks.awake.clone()),
+            looks,
+            settings,
         ));
     }
 }
 
-/// Gives the bodies of a (re)spawned rope their looks; its settings are
-/// applied next.
-fn dress_parts(
-    mut commands: Commands,
-    mut spawned: MessageReader<ModelSpawned>,
-    mut ropes: Query<(&ModelParts, &mut Rope, &Materials)>,
-    bodies: Query<(&Body, Option<&Radius>)>,
-    looks: Res<Looks>,
-) {
-    for message in spawned.read() {
-        let Ok((parts, mut rope, materials)) = ropes.get_mut(message.instance) else {
-            continue;
-        };
-        for (_, entity) in parts.bodies() {
-            let Ok((body, radius)) = bodies.get(entity) else {
-                continue;
-            };
-            let mut part = commands.entity(entity);
-            part.insert(Part(message.instance));
-            if body.is_fixed() {
-                part.insert((
-                    Transform::from_translation(body.position),
-                    Mesh2d(looks.anchor.clone()),
-                    MeshMaterial2d(looks.anchor_material.clone()),
-                ));
-            } else {
-                let size = radius.map_or(0.05, |r| r.0);
-                part.insert((
-                    Transform::from_translation(body.position).with_scale(Vec3::splat(size)),
-                    Mesh2d(looks.ball.clone()),
-                    MeshMaterial2d(materials.awake.clone()),
-                ));
-            }
-        }
-        rope.dirty = true;
-    }
-}
-
-/// Applies each rope's settings to its springs and bodies.
+/// Applies each rope's settings to its springs (in place) and bodies.
 fn apply_settings(
     mut commands: Commands,
-    mut ropes: Query<(&ModelParts, &mut Rope)>,
+    mut ropes: Query<(&Rope, &RopeParts, &mut RopeSettings)>,
     springs: Query<&Spring>,
 ) {
-    for (parts, mut rope) in &mut ropes {
-        if !rope.dirty {
+    for (rope, parts, mut settings) in &mut ropes {
+        if !settings.dirty || parts.springs.is_empty() {
             continue;
         }
-        rope.dirty = false;
-        for &join in parts.joins() {
+        settings.dirty = false;
+        let tuned = rope.with_stretch(settings.hertz, settings.ratio);
+        let (k, c) = tuned.link_coefficients(LINKS as f32 * LINK, parts.springs.len());
+        for &join in &parts.springs {
             if let Ok(spring) = springs.get(join) {
                 // Springs are immutable: a new value replaces the old.
-                let spring = spring
-                    .with_stiffness(rope.stiffness)
-                    .with_damping(rope.damping);
-                commands.entity(join).insert(spring);
+                commands
+                    .entity(join)
+                    .insert(spring.with_stiffness(k).with_damping(c));
             }
         }
-        apply_island_settings(&mut commands, parts, rope.may_sleep, rope.substeps);
+        apply_island_settings(
+            &mut commands,
+            parts.bodies.iter().copied(),
+            settings.may_sleep,
+            settings.substeps,
+        );
     }
 }
 
-/// Springs as lines between the drawn (interpolated) positions of their
-/// ends; dimmer while asleep.
-fn draw_springs(
-    ropes: Query<(&ModelParts, &Rope)>,
-    springs: Query<&Spring>,
-    transforms: Query<(&Transform, Has<Sleeping>)>,
-    mut gizmos: Gizmos,
+/// A rope's strip dimmer while its first link sleeps.
+fn show_rope_sleep(
+    mut ropes: Query<(&RopeParts, &Materials, &mut MeshMaterial2d<ColorMaterial>)>,
+    asleep: Query<(), With<Sleeping>>,
 ) {
-    for (parts, rope) in &ropes {
-        for &join in parts.joins() {
-            let Ok(spring) = springs.get(join) else {
-                continue;
-            };
-            if let (Ok((a, _)), Ok((b, asleep))) =
-                (transforms.get(spring.a), transforms.get(spring.b))
-            {
-                let color = if asleep {
-                    rope.color.darker(0.3)
-                } else {
-                    rope.color
-                };
-                gizmos.line_2d(a.translation.truncate(), b.translation.truncate(), color);
-            }
+    for (parts, looks, mut material) in &mut ropes {
+        let wanted = match parts.bodies.get(1) {
+            Some(&link) if asleep.contains(link) => &looks.asleep,
+            _ => &looks.awake,
+        };
+        if material.0 != *wanted {
+            material.0 = wanted.clone();
         }
     }
 }
@@ -254,7 +238,7 @@ fn controls(
 /// Each rope's settings, passes per step, stability load and sleep state.
 fn panel(
     mut contexts: EguiContexts,
-    mut ropes: Query<(&mut Rope, Option<&ModelParts>)>,
+    mut ropes: Query<(&mut RopeSettings, &RopeParts)>,
     islands: Query<(&Island, Has<Sleeping>)>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
@@ -270,8 +254,8 @@ fn panel(
                 .striped(true)
                 .show(ui, |ui| {
                     ui.label("");
-                    ui.label("stiffness N/m");
-                    ui.label("damping N·s/m");
+                    ui.label("stretch Hz");
+                    ui.label("damping ratio");
                     ui.label("substeps");
                     ui.label("state");
                     ui.end_row();
@@ -281,32 +265,21 @@ fn panel(
                             egui::Color32::from_rgb(r, g, b),
                             format!("rope {}", rope.number),
                         );
-                        let mut stiffness = rope.stiffness;
+                        let mut hertz = rope.hertz;
                         ui.add(
-                            egui::Slider::new(&mut stiffness, 50.0..=50_000.0)
+                            egui::Slider::new(&mut hertz, 0.2..=10.0)
                                 .logarithmic(true)
-                                .max_decimals(0),
+                                .max_decimals(2),
                         );
-                        let mut damping = rope.damping;
-                        ui.add(egui::Slider::new(&mut damping, 0.0..=5.0));
+                        let mut ratio = rope.ratio;
+                        ui.add(egui::Slider::new(&mut ratio, 0.0..=0.1).max_decimals(3));
                         let mut substeps = rope.substeps;
-                        egui::ComboBox::from_id_salt(("substeps", rope.number))
-                            .selected_text(substeps_text(substeps))
-                            .width(60.0)
-                            .show_ui(ui, |ui| {
-                                for choice in [None, Some(1), Some(2), Some(4), Some(8), Some(16)] {
-                                    ui.selectable_value(
-                                        &mut substeps,
-                                        choice,
-                                        substeps_text(choice),
-                                    );
-                                }
-                            });
+                        substeps_choice(ui, ("substeps", rope.number), &mut substeps);
                         let mut may_sleep = rope.may_sleep;
                         ui.horizontal(|ui| {
                             ui.checkbox(&mut may_sleep, "may sleep");
                             // The island of the first link after the anchor.
-                            let link = parts.and_then(|p| p.bodies().nth(1).map(|(_, e)| e));
+                            let link = parts.bodies.get(1).copied();
                             if let Some(Ok((island, asleep))) = link.map(|e| islands.get(e)) {
                                 let text = format!(
                                     "{} pass{}, load {:.2}{}",
@@ -322,11 +295,11 @@ fn panel(
                                 }
                             }
                         });
-                        if (stiffness, damping, substeps, may_sleep)
-                            != (rope.stiffness, rope.damping, rope.substeps, rope.may_sleep)
+                        if (hertz, ratio, substeps, may_sleep)
+                            != (rope.hertz, rope.ratio, rope.substeps, rope.may_sleep)
                         {
-                            rope.stiffness = stiffness;
-                            rope.damping = damping;
+                            rope.hertz = hertz;
+                            rope.ratio = ratio;
                             rope.substeps = substeps;
                             rope.may_sleep = may_sleep;
                             rope.dirty = true;

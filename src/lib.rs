@@ -148,7 +148,7 @@ pub mod prelude {
     };
     #[cfg(feature = "soft-mesh")]
     pub use crate::soft_mesh::{
-        PartOfSoftMesh, PinFrame, PinSelect, PinTest, SoftMass, SoftMesh, SoftMeshParts,
+        PartOfSoftMesh, PinFrame, PinSelect, PinTest, RopeMesh, SoftMass, SoftMesh, SoftMeshParts,
         SoftMeshSystems, VertexPin,
     };
     pub use crate::{

@@ -186,7 +186,10 @@ impl Plugin for EulerPhysicsPlugin {
 /// in an app with Bevy's mesh assets.
 #[cfg(feature = "soft-mesh")]
 fn soft_meshes(app: &mut App) {
-    use crate::soft_mesh::{self, SoftMeshSystems, build_soft_meshes, draw_soft_meshes};
+    use crate::soft_mesh::{
+        self, SoftMeshSystems, build_soft_meshes, draw_rope_meshes, draw_soft_meshes,
+        lay_out_rope_meshes,
+    };
     use bevy::asset::Assets;
     use bevy::mesh::Mesh;
 
@@ -196,13 +199,13 @@ fn soft_meshes(app: &mut App) {
     )
     .add_systems(
         bevy::app::PreUpdate,
-        build_soft_meshes
+        (build_soft_meshes, lay_out_rope_meshes)
             .run_if(resource_exists::<Assets<Mesh>>)
             .in_set(SoftMeshSystems::Build),
     )
     .add_systems(
         bevy::app::Update,
-        draw_soft_meshes
+        (draw_soft_meshes, draw_rope_meshes)
             .run_if(resource_exists::<Assets<Mesh>>)
             .in_set(SoftMeshSystems::Draw),
     )
@@ -211,7 +214,8 @@ fn soft_meshes(app: &mut App) {
     .register_type::<soft_mesh::PinSelect>()
     .register_type::<soft_mesh::PinTest>()
     .register_type::<soft_mesh::PinFrame>()
-    .register_type::<soft_mesh::VertexPin>();
+    .register_type::<soft_mesh::VertexPin>()
+    .register_type::<soft_mesh::RopeMesh>();
 }
 
 /// Registers every public reflected type, the snapshot's included

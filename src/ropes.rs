@@ -25,7 +25,7 @@ use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 use bevy::transform::helper::TransformHelper;
 
-use crate::data::body::Body;
+use crate::data::body::{Body, Damping};
 use crate::data::constraints::Radius;
 use crate::data::islands::ImplicitSprings;
 use crate::data::joins::Spring;
@@ -102,6 +102,9 @@ pub struct Rope {
     pub length: Option<f32>,
     /// A radius for contacts, on every body of the rope.
     pub radius: Option<f32>,
+    /// A drag rate in 1/s on every body of the rope (a [`Damping`]): the
+    /// air's resistance, which calms a swinging rope. 0: none.
+    pub drag: f32,
     /// `Some(true)`: implicit springs; `Some(false)`: explicit (add
     /// [`AutoSubsteps`](crate::AutoSubsteps) to the bodies, or they may be
     /// unstable); `None`: chosen from the stiffness.
@@ -128,6 +131,7 @@ impl Rope {
             damping_ratio: 0.1,
             length: None,
             radius: None,
+            drag: 0.0,
             implicit: None,
         }
     }
@@ -212,6 +216,19 @@ impl Rope {
         self
     }
 
+    /// With a drag of `rate` per second on its bodies.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let rope = Rope::new(RopeEnd::Fixed(Vec3::ZERO), RopeEnd::Free(Vec3::X)).with_drag(0.2);
+    /// assert_eq!(rope.drag, 0.2);
+    /// ```
+    pub const fn with_drag(mut self, rate: f32) -> Self {
+        self.drag = rate;
+        self
+    }
+
     /// With implicit springs (`true`) or explicit ones (`false`), instead
     /// of the choice from the stiffness.
     ///
@@ -240,6 +257,32 @@ impl Rope {
     pub fn axial_stiffness(&self, length: f32) -> f32 {
         let wave = 4.0 * length * self.stretch_hertz;
         self.mass_per_metre * wave * wave
+    }
+
+    /// The stiffness (N/m) and damping (N·s/m) of each of `links` links of
+    /// a rope of rest length `length`: `k = links·EA/L`, and `c = α·k`
+    /// with `α` the one that gives the lowest stretching mode its
+    /// [`damping_ratio`](Self::damping_ratio) (faster modes get more).
+    /// For retuning a rope's springs in place (a new `Rope` would respawn
+    /// it).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let rope = Rope::new(RopeEnd::Fixed(Vec3::ZERO), RopeEnd::Free(Vec3::X))
+    ///     .with_mass_per_metre(0.5)
+    ///     .with_stretch(2.0, 0.1);
+    /// let (k, c) = rope.link_coefficients(1.0, 4);
+    /// assert_eq!(k, 4.0 * rope.axial_stiffness(1.0));
+    /// assert!((c - 0.1 / (std::f32::consts::PI * 2.0) * k).abs() < 1e-4);
+    /// ```
+    pub fn link_coefficients(&self, length: f32, links: usize) -> (f32, f32) {
+        let k = links as f32 * self.axial_stiffness(length) / length;
+        // Damping in proportion to the stiffness, `c = α·k`, which damps a
+        // mode of angular frequency `ω` by the ratio `α·ω/2`: `α` gives
+        // the lowest stretching mode (`2π·f`) the ratio asked for.
+        let c = self.damping_ratio / (core::f32::consts::PI * self.stretch_hertz) * k;
+        (k, c)
     }
 }
 
@@ -324,6 +367,12 @@ fn sanitized(rope_entity: Entity, mut rope: Rope) -> Rope {
         rope.damping_ratio >= 0.0 && rope.damping_ratio.is_finite(),
         defaults.damping_ratio,
     );
+    rope.drag = fix(
+        "drag",
+        rope.drag,
+        rope.drag >= 0.0 && rope.drag.is_finite(),
+        defaults.drag,
+    );
     if rope.segments == 0 {
         warn!("bevy_euler_physics: {rope_entity}: Rope::segments is 0; using 1");
         rope.segments = 1;
@@ -370,12 +419,7 @@ fn spawn_parts(world: &mut World, id: Entity, rope: Rope) -> RopeParts {
     };
     let link = length / n as f32;
     let mass = rope.mass_per_metre * link;
-    let k = n as f32 * rope.axial_stiffness(length) / length;
-    // Damping in proportion to the stiffness, `c = α·k`, which damps a
-    // mode of angular frequency `ω` by the ratio `α·ω/2`: `α` gives the
-    // lowest stretching mode (`2π·f`) the ratio asked for, and the faster
-    // modes more.
-    let c = rope.damping_ratio / (core::f32::consts::PI * rope.stretch_hertz) * k;
+    let (k, c) = rope.link_coefficients(length, n);
     let h = world
         .get_resource::<Time<Fixed>>()
         .map_or(1.0 / 64.0, |t| t.timestep().as_secs_f32());
@@ -410,6 +454,9 @@ fn spawn_parts(world: &mut World, id: Entity, rope: Rope) -> RopeParts {
         }
         if let Some(r) = rope.radius {
             e.insert(Radius(r));
+        }
+        if rope.drag > 0.0 {
+            e.insert(Damping(rope.drag));
         }
         if implicit {
             e.insert(ImplicitSprings);

@@ -260,3 +260,45 @@ fn links_of_a_given_length() {
     }
     assert!(warnings(&app).is_empty());
 }
+
+/// A drag on every body: a rope free at both ends falls at the terminal
+/// speed `g/c` of the Padé damping `v ← (v + h·g)/(1 + h·c)`; a negative
+/// drag is replaced by none.
+#[test]
+fn a_dragged_rope_falls_at_its_terminal_speed() {
+    let mut app = app();
+    let c = 2.0;
+    let rope = spawn(
+        &mut app,
+        Rope::new(RopeEnd::Free(Vec3::ZERO), RopeEnd::Free(Vec3::X))
+            .with_segments(3)
+            .with_drag(c),
+    );
+    let undragged = spawn(
+        &mut app,
+        Rope::new(
+            RopeEnd::Free(Vec3::Z),
+            RopeEnd::Free(Vec3::new(1.0, 0.0, 1.0)),
+        )
+        .with_segments(3)
+        .with_drag(-1.0),
+    );
+    app.update();
+    let p = parts(&app, rope);
+    for &b in &p.bodies {
+        assert_eq!(app.world().get::<Damping>(b).map(|d| d.0), Some(c));
+    }
+    for &b in &parts(&app, undragged).bodies {
+        assert!(app.world().get::<Damping>(b).is_none());
+    }
+    // Ten time constants.
+    step(&mut app, (10.0 / c / H) as usize);
+    let terminal = 9.81 / c;
+    for &b in &p.bodies {
+        let v = body(&app, b).velocity;
+        assert!(
+            (v.y + terminal).abs() < 1e-3 * terminal && v.x.abs() < 1e-4,
+            "{v} against {terminal}"
+        );
+    }
+}

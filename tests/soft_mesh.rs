@@ -695,23 +695,9 @@ fn pins_by_colour_to_an_entity_and_a_target_despawned() {
     assert!(all_bodies_finite(&mut app));
 }
 
-/// Counts the changes of each mesh asset.
-#[derive(Resource, Default)]
-struct Changes(Vec<AssetId<Mesh>>);
-
 /// How many times the mesh `entity` draws was changed so far.
 fn changes_of(app: &App, entity: Entity) -> usize {
-    let copy = app.world().get::<Mesh3d>(entity).unwrap().0.id();
-    let changes = &app.world().resource::<Changes>().0;
-    changes.iter().filter(|&&id| id == copy).count()
-}
-
-fn count_changes(mut events: MessageReader<AssetEvent<Mesh>>, mut changes: ResMut<Changes>) {
-    for event in events.read() {
-        if let AssetEvent::Modified { id } = *event {
-            changes.0.push(id);
-        }
-    }
+    mesh_changes(app, app.world().get::<Mesh3d>(entity).unwrap().0.id())
 }
 
 /// A mesh whose bodies all sleep is not rewritten; moving its entity
@@ -719,8 +705,7 @@ fn count_changes(mut events: MessageReader<AssetEvent<Mesh>>, mut changes: ResMu
 #[test]
 fn a_resting_mesh_is_not_rewritten() {
     let mut app = mesh_app();
-    app.init_resource::<Changes>()
-        .add_systems(Last, count_changes);
+    count_mesh_changes(&mut app);
     let handle = add_mesh(&mut app, square(5));
     let e = spawn(
         &mut app,
@@ -974,8 +959,7 @@ fn a_mesh_at_zero_scale_is_built_when_it_grows() {
 #[test]
 fn a_mesh_of_still_pins_is_not_rewritten() {
     let mut app = mesh_app();
-    app.init_resource::<Changes>()
-        .add_systems(Last, count_changes);
+    count_mesh_changes(&mut app);
     let handle = add_mesh(&mut app, square(4));
     let e = spawn(
         &mut app,

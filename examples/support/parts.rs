@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use bevy::prelude::*;
+use bevy_egui::egui;
 use bevy_euler_physics::prelude::*;
 
 /// The app both model examples start from: a 1280×720 window titled
@@ -77,15 +78,15 @@ pub fn show_sleep(
     }
 }
 
-/// Whether an instance's bodies may sleep, and their substeps (`None`:
+/// Whether bodies (an instance's, a rope's) may sleep, and their substeps (`None`:
 /// automatic).
 pub fn apply_island_settings(
     commands: &mut Commands,
-    parts: &ModelParts,
+    bodies: impl IntoIterator<Item = Entity>,
     may_sleep: bool,
     substeps: Option<u32>,
 ) {
-    for (_, entity) in parts.bodies() {
+    for entity in bodies {
         let mut body = commands.entity(entity);
         if may_sleep {
             body.remove::<SleepingDisabled>();
@@ -104,9 +105,25 @@ pub fn apply_island_settings(
 }
 
 /// A substep choice as the panels show it.
-pub fn substeps_text(substeps: Option<u32>) -> String {
+fn substeps_text(substeps: Option<u32>) -> String {
     match substeps {
         None => "auto".into(),
         Some(n) => n.to_string(),
     }
+}
+
+/// A drop-down of `substeps`: automatic, or 1 to 16 passes a step.
+pub fn substeps_choice(
+    ui: &mut egui::Ui,
+    id: impl std::hash::Hash + std::fmt::Debug,
+    substeps: &mut Option<u32>,
+) {
+    egui::ComboBox::from_id_salt(id)
+        .selected_text(substeps_text(*substeps))
+        .width(64.0)
+        .show_ui(ui, |ui| {
+            for choice in [None, Some(1), Some(2), Some(4), Some(8), Some(16)] {
+                ui.selectable_value(substeps, choice, substeps_text(choice));
+            }
+        });
 }

@@ -326,6 +326,109 @@ pub fn tangents(
     }
 }
 
+/// The direction of a polyline at each of its points: along the sum of the
+/// unit vectors of the segments on either side (one side at the ends). A
+/// point where that sum is zero (a segment of no length, or a fold back on
+/// itself) takes the direction before it, the first such point `+Y`.
+pub fn polyline_directions(points: &[Vec3], out: &mut Vec<Vec3>) {
+    out.clear();
+    let last = points.len().saturating_sub(1);
+    let mut previous = Vec3::Y;
+    for i in 0..points.len() {
+        let before = if i > 0 {
+            (points[i] - points[i - 1]).normalize_or_zero()
+        } else {
+            Vec3::ZERO
+        };
+        let after = if i < last {
+            (points[i + 1] - points[i]).normalize_or_zero()
+        } else {
+            Vec3::ZERO
+        };
+        let direction = (before + after).normalize_or(previous);
+        out.push(direction);
+        previous = direction;
+    }
+}
+
+/// A tube of `radius` around the polyline `points`: for each point a ring
+/// of `sides + 1` vertices (the last repeats the first, for a texture's
+/// seam), written to `positions` and `normals` ring after ring.
+///
+/// The rings are perpendicular to the polyline's directions
+/// ([`polyline_directions`]), and turned along it by parallel transport:
+/// each ring's first vertex lies along `start` (made perpendicular to the
+/// first direction) at the first point, and along the same side, carried
+/// by the least rotation from one direction to the next, at the others,
+/// so the tube does not twist where the line does not. Returns the first
+/// ring's side as used, to pass as `start` on the next frame (the tube
+/// then keeps its twist from frame to frame).
+pub fn tube_rings(
+    points: &[Vec3],
+    radius: f32,
+    sides: usize,
+    start: Vec3,
+    directions: &mut Vec<Vec3>,
+    positions: &mut Vec<[f32; 3]>,
+    normals: &mut Vec<[f32; 3]>,
+) -> Vec3 {
+    polyline_directions(points, directions);
+    positions.clear();
+    normals.clear();
+    let Some(&first) = directions.first() else {
+        return start;
+    };
+    let side_of = |direction: Vec3, guess: Vec3| {
+        (guess - direction * direction.dot(guess))
+            .try_normalize()
+            .unwrap_or_else(|| direction.any_orthonormal_vector())
+    };
+    let first_side = side_of(first, start);
+    let mut side = first_side;
+    let mut before = first;
+    let turn = core::f32::consts::TAU / sides.max(1) as f32;
+    for (&p, &direction) in points.iter().zip(directions.iter()) {
+        side = side_of(
+            direction,
+            bevy::math::Quat::from_rotation_arc(before, direction) * side,
+        );
+        before = direction;
+        let up = direction.cross(side);
+        for j in 0..=sides {
+            // The seam's vertex is the first one again, bit for bit.
+            let (sin, cos) = ((j % sides.max(1)) as f32 * turn).sin_cos();
+            let out = side * cos + up * sin;
+            positions.push((p + out * radius).to_array());
+            normals.push(out.to_array());
+        }
+    }
+    first_side
+}
+
+/// A flat strip `width` wide along the polyline `points` in the plane
+/// `z = const` of each point: for each point two vertices, to its left and
+/// right of the polyline's direction seen from `+Z`, with normals `+Z`.
+/// Where the direction is along `Z` (no side in the plane), the side
+/// before it is kept.
+pub fn strip_sides(
+    points: &[Vec3],
+    width: f32,
+    directions: &mut Vec<Vec3>,
+    positions: &mut Vec<[f32; 3]>,
+    normals: &mut Vec<[f32; 3]>,
+) {
+    polyline_directions(points, directions);
+    positions.clear();
+    normals.clear();
+    let mut side = Vec3::X;
+    for (&p, &direction) in points.iter().zip(directions.iter()) {
+        side = Vec3::new(-direction.y, direction.x, 0.0).normalize_or(side);
+        let half = side * (0.5 * width);
+        positions.extend([(p + half).to_array(), (p - half).to_array()]);
+        normals.extend([Vec3::Z.to_array(); 2]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

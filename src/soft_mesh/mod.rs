@@ -94,6 +94,7 @@
 
 mod build;
 mod draw;
+mod rope;
 
 use core::fmt;
 
@@ -107,6 +108,8 @@ use crate::data::constraints::CollisionGroups;
 
 pub(crate) use build::build_soft_meshes;
 pub(crate) use draw::{draw_soft_meshes, press_soft_meshes};
+pub use rope::RopeMesh;
+pub(crate) use rope::{draw_rope_meshes, lay_out_rope_meshes};
 
 /// The soft meshes' systems: [`Build`](Self::Build) in `PreUpdate` makes
 /// bodies and springs of the mesh assets that are ready,

@@ -50,6 +50,28 @@ pub fn mesh_app() -> App {
     app
 }
 
+/// Every change of a mesh asset, in order.
+#[derive(Resource, Default)]
+pub struct MeshChanges(pub Vec<AssetId<Mesh>>);
+
+/// Counts the changes of each mesh asset from now on ([`mesh_changes`]).
+pub fn count_mesh_changes(app: &mut App) {
+    fn count(mut events: MessageReader<AssetEvent<Mesh>>, mut changes: ResMut<MeshChanges>) {
+        for event in events.read() {
+            if let AssetEvent::Modified { id } = *event {
+                changes.0.push(id);
+            }
+        }
+    }
+    app.init_resource::<MeshChanges>().add_systems(Last, count);
+}
+
+/// How many times the mesh `id` was changed since [`count_mesh_changes`].
+pub fn mesh_changes(app: &App, id: AssetId<Mesh>) -> usize {
+    let changes = &app.world().resource::<MeshChanges>().0;
+    changes.iter().filter(|&&c| c == id).count()
+}
+
 /// Runs `n` fixed steps, one frame each.
 pub fn step(app: &mut App, n: usize) {
     for _ in 0..n {
