@@ -99,33 +99,78 @@ pub fn flag_gltf() -> String {
     island_triangles(0, CUT, &mut indices);
     island_triangles(right, QUADS_X - CUT, &mut indices);
     let n = vertices.len();
-    // The buffer: positions, normals, tangents, UVs, colours, indices.
+    let attributes = [
+        (
+            "POSITION",
+            3,
+            vertices.iter().flat_map(|v| v.position).collect(),
+        ),
+        ("NORMAL", 3, (0..n).flat_map(|_| [0.0, 0.0, 1.0]).collect()),
+        (
+            "TANGENT",
+            4,
+            (0..n).flat_map(|_| [1.0, 0.0, 0.0, 1.0]).collect(),
+        ),
+        (
+            "TEXCOORD_0",
+            2,
+            vertices.iter().flat_map(|v| v.uv).collect(),
+        ),
+        (
+            "COLOR_0",
+            4,
+            vertices.iter().flat_map(|v| v.colour).collect(),
+        ),
+    ];
+    gltf("flag", "examples/make_flag.rs", &attributes, &indices)
+}
+
+/// A glTF file (text, its buffer embedded) of one mesh named `name` on one
+/// node: its vertex attributes (glTF name, floats per vertex, the floats;
+/// `POSITION` first) and its triangles.
+pub fn gltf(
+    name: &str,
+    generator: &str,
+    attributes: &[(&str, usize, Vec<f32>)],
+    indices: &[u32],
+) -> String {
+    let n = attributes[0].2.len() / 3;
+    // The buffer: each attribute in turn, then the indices.
     let mut bytes: Vec<u8> = Vec::new();
     let mut views = Vec::new();
-    let mut push = |floats: &mut dyn Iterator<Item = f32>, bytes: &mut Vec<u8>| {
+    for (_, _, floats) in attributes {
         let start = bytes.len();
         for f in floats {
             bytes.extend(f.to_le_bytes());
         }
         views.push((start, bytes.len() - start));
-    };
-    push(&mut vertices.iter().flat_map(|v| v.position), &mut bytes);
-    push(&mut (0..n).flat_map(|_| [0.0, 0.0, 1.0]), &mut bytes);
-    push(&mut (0..n).flat_map(|_| [1.0, 0.0, 0.0, 1.0]), &mut bytes);
-    push(&mut vertices.iter().flat_map(|v| v.uv), &mut bytes);
-    push(&mut vertices.iter().flat_map(|v| v.colour), &mut bytes);
+    }
     let start = bytes.len();
-    for i in &indices {
+    for i in indices {
         bytes.extend(i.to_le_bytes());
     }
     views.push((start, bytes.len() - start));
     let mut json = String::new();
-    json.push_str(
-        "{\n  \"asset\": {\"version\": \"2.0\", \"generator\": \"examples/make_flag.rs\"},\n",
+    let _ = writeln!(
+        json,
+        "{{\n  \"asset\": {{\"version\": \"2.0\", \"generator\": \"{generator}\"}},"
     );
     json.push_str("  \"scene\": 0,\n  \"scenes\": [{\"nodes\": [0]}],\n");
-    json.push_str("  \"nodes\": [{\"mesh\": 0, \"name\": \"flag\"}],\n");
-    json.push_str("  \"meshes\": [{\"name\": \"flag\", \"primitives\": [{\"attributes\": {\"POSITION\": 0, \"NORMAL\": 1, \"TANGENT\": 2, \"TEXCOORD_0\": 3, \"COLOR_0\": 4}, \"indices\": 5, \"mode\": 4}]}],\n");
+    let _ = writeln!(
+        json,
+        "  \"nodes\": [{{\"mesh\": 0, \"name\": \"{name}\"}}],"
+    );
+    let names: Vec<String> = attributes
+        .iter()
+        .enumerate()
+        .map(|(k, (attribute, ..))| format!("\"{attribute}\": {k}"))
+        .collect();
+    let _ = writeln!(
+        json,
+        "  \"meshes\": [{{\"name\": \"{name}\", \"primitives\": [{{\"attributes\": {{{}}}, \"indices\": {}, \"mode\": 4}}]}}],",
+        names.join(", "),
+        attributes.len()
+    );
     let _ = writeln!(
         json,
         "  \"buffers\": [{{\"byteLength\": {}, \"uri\": \"data:application/octet-stream;base64,{}\"}}],",
@@ -134,7 +179,7 @@ pub fn flag_gltf() -> String {
     );
     json.push_str("  \"bufferViews\": [\n");
     for (k, (offset, length)) in views.iter().enumerate() {
-        let target = if k == 5 { 34963 } else { 34962 };
+        let target = if k == attributes.len() { 34963 } else { 34962 };
         let comma = if k + 1 < views.len() { "," } else { "" };
         let _ = writeln!(
             json,
@@ -142,11 +187,29 @@ pub fn flag_gltf() -> String {
         );
     }
     json.push_str("  ],\n  \"accessors\": [\n");
+    // glTF asks for the positions' bounds.
+    let positions = &attributes[0].2;
+    let bound = |pick: fn(f32, f32) -> f32| {
+        let mut b = [positions[0], positions[1], positions[2]];
+        for p in positions.chunks_exact(3) {
+            for (b, &c) in b.iter_mut().zip(p) {
+                *b = pick(*b, c);
+            }
+        }
+        format!("[{:?}, {:?}, {:?}]", b[0], b[1], b[2])
+    };
     let _ = writeln!(
         json,
-        "    {{\"bufferView\": 0, \"componentType\": 5126, \"count\": {n}, \"type\": \"VEC3\", \"min\": [0.0, 0.0, 0.0], \"max\": [{WIDTH:?}, {HEIGHT:?}, 0.0]}},"
+        "    {{\"bufferView\": 0, \"componentType\": 5126, \"count\": {n}, \"type\": \"VEC3\", \"min\": {}, \"max\": {}}},",
+        bound(f32::min),
+        bound(f32::max)
     );
-    for (view, kind) in [(1, "VEC3"), (2, "VEC4"), (3, "VEC2"), (4, "VEC4")] {
+    for (view, (_, width, _)) in attributes.iter().enumerate().skip(1) {
+        let kind = match width {
+            2 => "VEC2",
+            3 => "VEC3",
+            _ => "VEC4",
+        };
         let _ = writeln!(
             json,
             "    {{\"bufferView\": {view}, \"componentType\": 5126, \"count\": {n}, \"type\": \"{kind}\"}},"
@@ -154,7 +217,8 @@ pub fn flag_gltf() -> String {
     }
     let _ = writeln!(
         json,
-        "    {{\"bufferView\": 5, \"componentType\": 5125, \"count\": {}, \"type\": \"SCALAR\"}}",
+        "    {{\"bufferView\": {}, \"componentType\": 5125, \"count\": {}, \"type\": \"SCALAR\"}}",
+        attributes.len(),
         indices.len()
     );
     json.push_str("  ]\n}\n");
