@@ -981,3 +981,52 @@ fn a_mesh_of_still_pins_is_not_rewritten() {
     step(&mut app, 2);
     assert!(modified(&app) > before, "a moved pin redraws it");
 }
+
+/// A mesh with tangents gets them drawn: on a hanging, folding cloth,
+/// each vertex's tangent is a unit vector square to its normal, pointing
+/// as the tangents Bevy generates (MikkTSpace) from the drawn positions,
+/// normals and UVs do, with the same handedness.
+#[test]
+fn tangents_follow_the_drawn_surface() {
+    let mut app = mesh_app();
+    let mut mesh = square(9);
+    mesh.generate_tangents().unwrap();
+    let handle = add_mesh(&mut app, mesh);
+    let e = spawn(
+        &mut app,
+        (
+            Mesh3d(handle),
+            Transform::from_rotation(Quat::from_rotation_x(1.2)),
+            SoftMesh::default()
+                .with_stretch(6.0, 0.5)
+                .pin(PinSelect::Where(PinTest(|p| p.x < -0.49 && p.z < -0.49))),
+        ),
+    );
+    step(&mut app, 40);
+    let drawn = drawn_mesh(&app, e);
+    let normals = match drawn.attribute(Mesh::ATTRIBUTE_NORMAL) {
+        Some(VertexAttributeValues::Float32x3(n)) => n.clone(),
+        other => panic!("normals: {other:?}"),
+    };
+    let tangents = |mesh: &Mesh| match mesh.attribute(Mesh::ATTRIBUTE_TANGENT) {
+        Some(VertexAttributeValues::Float32x4(t)) => t.clone(),
+        other => panic!("tangents: {other:?}"),
+    };
+    let ours = tangents(&drawn);
+    let mut theirs = drawn.clone();
+    theirs.generate_tangents().unwrap();
+    let theirs = tangents(&theirs);
+    // The cloth folded: the tangents are not those it was built with.
+    let flat = positions(&drawn).iter().all(|p| p.y.abs() < 1e-3);
+    assert!(!flat);
+    for (v, ((t, m), n)) in ours.iter().zip(&theirs).zip(&normals).enumerate() {
+        let (t3, m3, n3) = (Vec3::from_slice(t), Vec3::from_slice(m), Vec3::from(*n));
+        assert!((t3.length() - 1.0).abs() < 1e-4, "vertex {v}: {t:?}");
+        assert!(t3.dot(n3).abs() < 1e-4, "vertex {v}: {t:?} against {n:?}");
+        assert!(
+            t3.dot(m3) > 0.99,
+            "vertex {v}: {t:?} against MikkTSpace's {m:?}"
+        );
+        assert_eq!(t[3], m[3], "vertex {v}'s handedness");
+    }
+}

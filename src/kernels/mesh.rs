@@ -275,9 +275,11 @@ pub fn smooth_normals(points: &[Vec3], triangles: &[[u32; 3]], out: &mut Vec<Vec
 
 /// Tangents from UVs (Lengyel's method): for each vertex, the direction
 /// in which `u` grows over its triangles (`corners`, as mesh vertices),
-/// made orthogonal to its normal, with the handedness of the direction in
-/// which `v` grows in `w`. A vertex whose triangles give no direction
-/// keeps its entry of `out`.
+/// made orthogonal to its normal, with in `w` the handedness glTF and
+/// Bevy use (what `Mesh::generate_tangents` writes): the bitangent
+/// `cross(normal, tangent)·w` points where `v` decreases (up a texture,
+/// whose `v` runs down). A vertex whose triangles give no direction keeps
+/// its entry of `out`.
 pub fn tangents(
     positions: &[Vec3],
     normals: &[Vec3],
@@ -317,7 +319,7 @@ pub fn tangents(
         if t == Vec3::ZERO {
             continue;
         }
-        let w = if normal.cross(t).dot(along_v[c]) < 0.0 {
+        let w = if normal.cross(t).dot(along_v[c]) > 0.0 {
             -1.0
         } else {
             1.0
@@ -525,13 +527,15 @@ mod tests {
     fn tangents_follow_the_uvs() {
         // A quad in the XY plane with u along +X and v along +Y, then the
         // same quad turned a quarter about Z: the tangent turns with it.
+        // `cross(normal, tangent)` is +Y, where v grows: `w` is −1, so
+        // that the bitangent points where v decreases.
         let corners = [[0, 1, 2], [0, 2, 3]];
         let uvs = [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]];
         let quad = [Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y];
         let normals = [Vec3::Z; 4];
         let mut out = [[0.0; 4]; 4];
         tangents(&quad, &normals, &uvs, &corners, &mut out);
-        assert!(out.iter().all(|t| *t == [1.0, 0.0, 0.0, 1.0]), "{out:?}");
+        assert!(out.iter().all(|t| *t == [1.0, 0.0, 0.0, -1.0]), "{out:?}");
         let turned = quad.map(|p| Vec3::new(-p.y, p.x, 0.0));
         tangents(&turned, &normals, &uvs, &corners, &mut out);
         for t in out {
@@ -539,13 +543,13 @@ mod tests {
                 (Vec3::new(t[0], t[1], t[2]) - Vec3::Y).length() < 1e-6,
                 "{t:?}"
             );
-            assert_eq!(t[3], 1.0);
+            assert_eq!(t[3], -1.0);
         }
         // With v along −Y on the same side (a mirrored UV map), the
         // handedness flips.
         let mirrored = quad.map(|p| Vec3::new(p.x, -p.y, 0.0));
         tangents(&mirrored, &normals, &uvs, &corners, &mut out);
-        assert!(out.iter().all(|t| t[3] == -1.0), "{out:?}");
+        assert!(out.iter().all(|t| t[3] == 1.0), "{out:?}");
     }
 
     #[test]

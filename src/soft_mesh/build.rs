@@ -408,10 +408,13 @@ impl Build<'_, '_, '_> {
                     e.insert(PinnedTo::new(self.entity).with_offset(inverse.transform_point3(at)));
                 }
                 Some(PinFrame::Entity(target)) => {
+                    // A target without a transform yet (its pin reports
+                    // it) is taken as the world's frame: the body stays
+                    // where it is built until the target has one.
                     let offset = self
                         .transforms
                         .compute_global_transform(target)
-                        .map_or(Vec3::ZERO, |t| t.affine().inverse().transform_point3(at));
+                        .map_or(at, |t| t.affine().inverse().transform_point3(at));
                     e.insert(PinnedTo::new(target).with_offset(offset));
                 }
                 None => {}

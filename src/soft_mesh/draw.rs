@@ -211,34 +211,33 @@ fn write_mesh(mesh: &mut Mesh, parts: &SoftMeshParts, scratch: &mut Scratch) {
         }
         _ => {}
     }
-    if !mesh.contains_attribute(Mesh::ATTRIBUTE_TANGENT) {
+    // Tangents: from each vertex's position, normal and UV. The tangents
+    // are taken out of the mesh while the rest of it is read, and put back.
+    let Some(values) = mesh.remove_attribute(Mesh::ATTRIBUTE_TANGENT) else {
         return;
-    }
-    // Tangents: from each vertex's position, normal and UV.
-    let (
+    };
+    let VertexAttributeValues::Float32x4(mut tangents) = values else {
+        mesh.insert_attribute(Mesh::ATTRIBUTE_TANGENT, values);
+        return;
+    };
+    if let (
         Ok(Some(VertexAttributeValues::Float32x3(positions))),
         Ok(Some(VertexAttributeValues::Float32x2(uvs))),
     ) = (
         mesh.try_attribute_option(Mesh::ATTRIBUTE_POSITION),
         mesh.try_attribute_option(Mesh::ATTRIBUTE_UV_0),
-    )
-    else {
-        return;
-    };
-    vertex_positions.clear();
-    vertex_positions.extend(positions.iter().map(|&p| Vec3::from(p)));
-    vertex_normals.clear();
-    vertex_normals.extend(parts.body_of.iter().map(|&b| normal_of(b)));
-    let uvs = uvs.clone();
-    if let Ok(Some(VertexAttributeValues::Float32x4(tangents))) =
-        mesh.try_attribute_mut_option(Mesh::ATTRIBUTE_TANGENT)
-    {
+    ) {
+        vertex_positions.clear();
+        vertex_positions.extend(positions.iter().map(|&p| Vec3::from(p)));
+        vertex_normals.clear();
+        vertex_normals.extend(parts.body_of.iter().map(|&b| normal_of(b)));
         mesh::tangents(
             vertex_positions,
             vertex_normals,
-            &uvs,
+            uvs,
             &parts.corners,
-            tangents,
+            &mut tangents,
         );
     }
+    mesh.insert_attribute(Mesh::ATTRIBUTE_TANGENT, tangents);
 }
