@@ -40,10 +40,14 @@
 //! cargo run --release --manifest-path compare/Cargo.toml
 //! cargo run --release --manifest-path compare/Cargo.toml -- --ropes 100 --segments 100
 //! ```
+//!
+//! `-- --pile` runs the pile scene instead (`pile.rs`: balls settling in a
+//! box, at 1 000 and 10 000 balls, or the counts given after `--pile`).
 
 mod apps;
 mod avian;
 mod euler;
+mod pile;
 mod rapier;
 mod scene;
 
@@ -325,6 +329,18 @@ fn sizes() -> Vec<(usize, usize)> {
 }
 
 fn main() {
+    // `--pile N [N…]`: the pile scene (`pile.rs`) at each size instead.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--pile") {
+        let sizes: Vec<usize> = args[1..]
+            .iter()
+            .map(|a| a.parse().expect("--pile takes ball counts"))
+            .collect();
+        for n in if sizes.is_empty() { vec![1000, 10_000] } else { sizes } {
+            pile::run(n);
+        }
+        return;
+    }
     for (ropes, links) in sizes() {
         assert!(ropes > 0 && links > 0, "at least one rope of one body");
         run(ropes, links);

@@ -68,6 +68,13 @@
 //! `Update` before that set (or in the fixed step), or the mesh is drawn
 //! a frame's motion off.
 //!
+//! # Ropes drawn
+//!
+//! A [`RopeMesh`] beside a [`Rope`](crate::Rope) draws the rope the same
+//! way: a tube (or, in 2D, a strip) made every frame around its bodies'
+//! drawn positions, written into a mesh of its own in the entity's frame,
+//! left alone while the rope rests.
+//!
 //! # Bad input
 //!
 //! Problems with the mesh or the settings are reported once per build on
