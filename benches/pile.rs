@@ -447,25 +447,29 @@ fn main() {
         let plain_bytes = live_bytes() - before;
         let rounds = if smoke { 1 } else { 11 };
         let steps = if smoke { 1 } else { (2_000_000 / n).max(2) };
-        let (mut r1, mut r2) = (Vec::new(), Vec::new());
+        let (mut r1, mut r2, mut micros) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
             let reference = time(steps, || {
                 plain.step();
                 black_box(&plain.pos);
             });
+            micros.push(reference / steps as f64 * 1e6);
             r1.push(time(steps, || one.world_mut().run_schedule(FixedMain)) / reference);
             r2.push(time(steps, || two.world_mut().run_schedule(FixedMain)) / reference);
         }
         let ((m1, a1, b1), (m2, a2, b2)) = (median(r1), median(r2));
+        let plain_micros = median(micros).0;
         // Both piles after the same steps: how deep their bodies sink.
         let (plugin_deepest, plugin_mean) = Plain::new(&mut one, n).overlaps();
         let (plain_deepest, plain_mean) = plain.overlaps();
         assert!(plain.pos.iter().all(|p| p.is_finite()));
         println!(
             "pile/{n}: plugin / plain loop, median of {rounds} interleaved rounds of {steps} steps: \
-             1 thread {m1:.2}× ({a1:.2}–{b1:.2}), 2 threads {m2:.2}× ({a2:.2}–{b2:.2}); \
+             1 thread {m1:.2}× ({a1:.2}–{b1:.2}), 2 threads {m2:.2}× ({a2:.2}–{b2:.2}) \
+             (the plain loop {plain_micros:.0} µs a step, {} pair contacts in its last pass); \
              bytes per body: plugin {}, plain loop {}; deepest / mean overlap (share of r): \
              plugin {:.0} % / {:.1} %, plain loop {:.0} % / {:.1} %",
+            plain.pairs_touched.a.len(),
             plugin_bytes / n as isize,
             plain_bytes / n as isize,
             100.0 * plugin_deepest,
