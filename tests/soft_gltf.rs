@@ -87,6 +87,23 @@ fn until(app: &mut App, seconds: f32, what: &str, mut done: impl FnMut(&mut App)
     }
 }
 
+/// The cube's mesh loaded from `cube.gltf` and made soft on an entity,
+/// once built.
+fn soft_cube(app: &mut App) -> (Handle<Mesh>, Entity) {
+    let handle: Handle<Mesh> = app
+        .world()
+        .resource::<AssetServer>()
+        .load("cube.gltf#Mesh0/Primitive0");
+    let cube = app
+        .world_mut()
+        .spawn((Mesh3d(handle.clone()), SoftMesh::default()))
+        .id();
+    until(app, 20.0, "the cube to load and be built", |app| {
+        parts(app, cube).is_some()
+    });
+    (handle, cube)
+}
+
 fn parts(app: &App, entity: Entity) -> Option<SoftMeshParts> {
     app.world().get::<SoftMeshParts>(entity).cloned()
 }
@@ -110,17 +127,7 @@ fn a_gltf_cube_of_24_vertices_welds_to_8_bodies() {
     let dir = folder("gltf_cube");
     std::fs::write(dir.join("cube.gltf"), cube_gltf(1.0)).unwrap();
     let mut app = gltf_app(&dir, false);
-    let handle: Handle<Mesh> = app
-        .world()
-        .resource::<AssetServer>()
-        .load("cube.gltf#Mesh0/Primitive0");
-    let cube = app
-        .world_mut()
-        .spawn((Mesh3d(handle.clone()), SoftMesh::default()))
-        .id();
-    until(&mut app, 20.0, "the cube to load and be built", |app| {
-        parts(app, cube).is_some()
-    });
+    let (handle, cube) = soft_cube(&mut app);
     let source = app.world().resource::<Assets<Mesh>>().get(&handle).unwrap();
     assert_eq!(source.count_vertices(), 24);
     let parts = parts(&app, cube).unwrap();
@@ -143,18 +150,8 @@ fn a_gltf_file_changed_on_disk_rebuilds_the_soft_mesh() {
     let file = dir.join("cube.gltf");
     std::fs::write(&file, cube_gltf(1.0)).unwrap();
     let mut app = gltf_app(&dir, true);
-    let handle: Handle<Mesh> = app
-        .world()
-        .resource::<AssetServer>()
-        .load("cube.gltf#Mesh0/Primitive0");
     // Still in the air: the cube falls, its size stays.
-    let cube = app
-        .world_mut()
-        .spawn((Mesh3d(handle), SoftMesh::default()))
-        .id();
-    until(&mut app, 20.0, "the cube to load and be built", |app| {
-        parts(app, cube).is_some()
-    });
+    let (_, cube) = soft_cube(&mut app);
     let first = parts(&app, cube).unwrap().bodies;
     assert!(
         (span(&app, &first) - 3f32.sqrt()).abs() < 1e-3,

@@ -29,13 +29,20 @@ use crate::scene::{C, G, K, REST, SPACING, swinging};
 /// avian's default substep count.
 pub const DEFAULT_SUBSTEPS: u32 = 6;
 
-/// The scene's app with `substeps` substeps per step, warmed.
-pub fn app(ropes: usize, links: usize, substeps: u32) -> App {
+/// avian with `substeps` substeps per step, on one thread, gravity `G`,
+/// no scene yet.
+pub fn bare_app(substeps: u32) -> App {
     let mut app = minimal_app();
     app.add_plugins(PhysicsPlugins::default())
         .insert_resource(Gravity(G.truncate()))
         .insert_resource(SubstepCount(substeps));
     single_threaded_fixed_main(&mut app);
+    app
+}
+
+/// The scene's app with `substeps` substeps per step, warmed.
+pub fn app(ropes: usize, links: usize, substeps: u32) -> App {
+    let mut app = bare_app(substeps);
     for r in 0..ropes {
         let x = r as f32 * SPACING;
         let world = app.world_mut();

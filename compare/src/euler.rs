@@ -10,21 +10,31 @@ use bevy_euler_physics::prelude::*;
 use crate::apps::{Probe, minimal_app, single_threaded_fixed_main, warm};
 use crate::scene::{G, SPACING, rope, swinging};
 
-/// The scene's app, warmed.
-pub fn app(ropes: usize, links: usize) -> App {
+/// The plugin on one thread with gravity `G`, sleeping off and
+/// `settings` otherwise (one thread: `parallel_threshold` never reached),
+/// no scene yet.
+pub fn bare_app(settings: PhysicsSettings) -> App {
     let mut app = minimal_app();
     app.add_plugins(EulerPhysicsPlugin)
         .insert_resource(Gravity(G))
         .insert_resource(PhysicsSettings {
-            substeps: 1,
             parallel_threshold: usize::MAX,
-            ..default()
+            ..settings
         })
         .insert_resource(SleepSettings {
             enabled: false,
             ..default()
         });
     single_threaded_fixed_main(&mut app);
+    app
+}
+
+/// The scene's app, warmed.
+pub fn app(ropes: usize, links: usize) -> App {
+    let mut app = bare_app(PhysicsSettings {
+        substeps: 1,
+        ..default()
+    });
     for r in 0..ropes {
         let x = r as f32 * SPACING;
         let bodies = rope(app.world_mut(), x, links, false, ());

@@ -27,7 +27,7 @@
 use bevy::math::Vec2;
 use bevy::prelude::*;
 
-use crate::apps::{minimal_app, single_threaded_fixed_main, step, warm};
+use crate::apps::{step, warm};
 use crate::scene::{median, time};
 
 /// Radius, mass and grid spacing of the balls, in metres and kg.
@@ -56,6 +56,18 @@ pub fn layout(n: usize) -> (Vec<Vec2>, f32) {
     (balls, half)
 }
 
+/// The box as static boxes 1 m thick: a floor with its top at 0 and two
+/// walls with their inner faces at `±half`, 2 m above the highest ball:
+/// each box's centre and size.
+fn walls(balls: &[Vec2], half: f32) -> [(Vec2, Vec2); 3] {
+    let height = balls.iter().map(|p| p.y).fold(0.0, f32::max) + 2.0;
+    [
+        (Vec2::new(0.0, -0.5), Vec2::new(2.0 * half + 2.0, 1.0)),
+        (Vec2::new(-half - 0.5, height / 2.0), Vec2::new(1.0, height)),
+        (Vec2::new(half + 0.5, height / 2.0), Vec2::new(1.0, height)),
+    ]
+}
+
 /// The density that gives a ball of radius `R` a mass of 1 kg.
 fn density() -> f32 {
     1.0 / (core::f32::consts::PI * R * R)
@@ -66,18 +78,7 @@ mod euler {
     use bevy_euler_physics::prelude::*;
 
     pub fn app(n: usize) -> App {
-        let mut app = minimal_app();
-        app.add_plugins(EulerPhysicsPlugin)
-            .insert_resource(Gravity(Vec3::new(0.0, -9.81, 0.0)))
-            .insert_resource(PhysicsSettings {
-                parallel_threshold: usize::MAX,
-                ..default()
-            })
-            .insert_resource(SleepSettings {
-                enabled: false,
-                ..default()
-            });
-        single_threaded_fixed_main(&mut app);
+        let mut app = crate::euler::bare_app(PhysicsSettings::default());
         let (balls, half) = layout(n);
         let world = app.world_mut();
         for (normal, offset) in [(Vec3::Y, 0.0), (Vec3::X, -half), (Vec3::NEG_X, -half)] {
@@ -113,18 +114,10 @@ mod avian {
     use avian2d::prelude::*;
 
     pub fn app(n: usize) -> App {
-        let mut app = minimal_app();
-        app.add_plugins(PhysicsPlugins::default())
-            .insert_resource(Gravity(Vec2::new(0.0, -9.81)));
-        single_threaded_fixed_main(&mut app);
+        let mut app = crate::avian::bare_app(crate::avian::DEFAULT_SUBSTEPS);
         let (balls, half) = layout(n);
-        let height = balls.iter().map(|p| p.y).fold(0.0, f32::max) + 2.0;
         let world = app.world_mut();
-        for (at, size) in [
-            (Vec2::new(0.0, -0.5), Vec2::new(2.0 * half + 2.0, 1.0)),
-            (Vec2::new(-half - 0.5, height / 2.0), Vec2::new(1.0, height)),
-            (Vec2::new(half + 0.5, height / 2.0), Vec2::new(1.0, height)),
-        ] {
+        for (at, size) in walls(&balls, half) {
             world.spawn((
                 RigidBody::Static,
                 Position(at),
@@ -161,38 +154,12 @@ mod avian {
 mod rapier {
     use super::*;
     use bevy_rapier2d::prelude::*;
-    use bevy_rapier2d::rapier::dynamics::IntegrationParameters;
-
-    use crate::scene::H;
 
     pub fn app(n: usize) -> App {
-        let mut app = minimal_app();
-        app.insert_resource(TimestepMode::Fixed { dt: H, substeps: 1 });
-        let initialization = RapierContextInitialization::InitializeDefaultRapierContext {
-            integration_parameters: IntegrationParameters {
-                dt: H,
-                ..default()
-            },
-            rapier_configuration: RapierConfiguration {
-                gravity: Vec2::new(0.0, -9.81),
-                ..RapierConfiguration::new(1.0)
-            },
-        };
-        app.add_plugins((
-            TransformPlugin,
-            RapierPhysicsPlugin::<NoUserData>::default()
-                .with_custom_initialization(initialization)
-                .in_fixed_schedule(),
-        ));
-        single_threaded_fixed_main(&mut app);
+        let mut app = crate::rapier::bare_app(crate::rapier::default_iterations());
         let (balls, half) = layout(n);
-        let height = balls.iter().map(|p| p.y).fold(0.0, f32::max) + 2.0;
         let world = app.world_mut();
-        for (at, size) in [
-            (Vec2::new(0.0, -0.5), Vec2::new(2.0 * half + 2.0, 1.0)),
-            (Vec2::new(-half - 0.5, height / 2.0), Vec2::new(1.0, height)),
-            (Vec2::new(half + 0.5, height / 2.0), Vec2::new(1.0, height)),
-        ] {
+        for (at, size) in walls(&balls, half) {
             world.spawn((
                 RigidBody::Fixed,
                 Transform::from_translation(at.extend(0.0)),

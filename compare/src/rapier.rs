@@ -27,8 +27,9 @@ pub fn default_iterations() -> usize {
     IntegrationParameters::default().num_solver_iterations
 }
 
-/// The scene's app with `iterations` solver iterations per step, warmed.
-pub fn app(ropes: usize, links: usize, iterations: usize) -> App {
+/// rapier with `iterations` solver iterations per step, on one thread,
+/// gravity `G`, no scene yet.
+pub fn bare_app(iterations: usize) -> App {
     let mut app = minimal_app();
     // Before the plugin, which only adds a default mode if there is none.
     app.insert_resource(TimestepMode::Fixed { dt: H, substeps: 1 });
@@ -54,6 +55,12 @@ pub fn app(ropes: usize, links: usize, iterations: usize) -> App {
             .in_fixed_schedule(),
     ));
     single_threaded_fixed_main(&mut app);
+    app
+}
+
+/// The scene's app with `iterations` solver iterations per step, warmed.
+pub fn app(ropes: usize, links: usize, iterations: usize) -> App {
+    let mut app = bare_app(iterations);
     for r in 0..ropes {
         let x = r as f32 * SPACING;
         let world = app.world_mut();

@@ -143,11 +143,7 @@ pub(crate) fn draw_soft_meshes(
         if parts.bodies.is_empty() || *handle != parts.copy {
             continue;
         }
-        let frame = transforms
-            .compute_global_transform(entity)
-            .ok()
-            .or(global.copied())
-            .unwrap_or_default();
+        let frame = drawing_frame(&transforms, entity, global);
         let matrix = frame.to_matrix();
         if !parts.moving && parts.drawn_resting == Some(matrix) {
             continue;
@@ -165,6 +161,21 @@ pub(crate) fn draw_soft_meshes(
         write_mesh(&mut mesh, &parts, scratch);
         parts.drawn_resting = (!parts.moving).then_some(matrix);
     }
+}
+
+/// The frame `entity` is drawn in: its transform as it is now (its
+/// `GlobalTransform` may be a frame old in `Update`), or its
+/// `GlobalTransform`, or the identity.
+pub(crate) fn drawing_frame(
+    transforms: &TransformHelper,
+    entity: Entity,
+    global: Option<&GlobalTransform>,
+) -> GlobalTransform {
+    transforms
+        .compute_global_transform(entity)
+        .ok()
+        .or(global.copied())
+        .unwrap_or_default()
 }
 
 /// Writes the points and normals of `scratch` to every vertex drawn from

@@ -15,6 +15,8 @@ use crate::interpolation::DrawnPositions;
 use crate::kernels::mesh;
 use crate::ropes::RopeParts;
 
+use super::draw::drawing_frame;
+
 /// Draws the [`Rope`](crate::Rope) on its entity as a mesh that follows
 /// its bodies, as a [`SoftMesh`](super::SoftMesh) is drawn: the entity
 /// gets a mesh asset of its own (a [`Mesh3d`] for a [`Tube`](Self::Tube),
@@ -325,11 +327,7 @@ pub(crate) fn draw_rope_meshes(
                 }
             })
         });
-        let frame = transforms
-            .compute_global_transform(entity)
-            .ok()
-            .or(global.copied())
-            .unwrap_or_default();
+        let frame = drawing_frame(&transforms, entity, global);
         let matrix = frame.to_matrix();
         if !moving && state.drawn_resting == Some(matrix) {
             continue;
