@@ -372,3 +372,46 @@ fn bad_settings_are_replaced() {
     assert!(((positions[0] - positions[1]).length() - 0.02).abs() < 1e-5);
     assert!(all_bodies_finite(&mut app));
 }
+
+/// A tube's bounding box follows the rope (Bevy recomputes it from the
+/// changed mesh), so culling does not hide a rope that fell: laid out
+/// straight, then swinging down, its box reaches down to the lowest body, less
+/// the radius.
+#[test]
+fn the_bounding_box_follows_the_rope() {
+    let mut app = mesh_app();
+    app.add_plugins(bevy::camera::visibility::VisibilityPlugin);
+    let radius = 0.02;
+    let rope = spawn(
+        &mut app,
+        (
+            Rope::new(
+                RopeEnd::Fixed(Vec3::new(0.0, 2.0, 0.0)),
+                RopeEnd::Free(Vec3::new(1.0, 2.0, 0.0)),
+            )
+            .with_segments(8),
+            RopeMesh::tube(radius),
+        ),
+    );
+    step(&mut app, 3);
+    let aabb = |app: &App| {
+        *app.world()
+            .get::<bevy::camera::primitives::Aabb>(rope)
+            .expect("the rope has a bounding box")
+    };
+    let straight = aabb(&app);
+    assert!(straight.half_extents.y < 0.1, "{straight:?}");
+    step(&mut app, 120);
+    let hanging = aabb(&app);
+    let lowest = rope_parts(&app, rope)
+        .bodies
+        .iter()
+        .map(|&b| body(&app, b).position.y)
+        .fold(f32::INFINITY, f32::min);
+    assert!(lowest < 1.5, "the rope fell: {lowest}");
+    let bottom = hanging.center.y - hanging.half_extents.y;
+    assert!(
+        (bottom - (lowest - radius)).abs() < 0.05,
+        "box bottom {bottom} against the lowest body {lowest}"
+    );
+}
