@@ -183,7 +183,9 @@ fn apply_settings(
         }
         settings.dirty = false;
         let tuned = rope.with_stretch(settings.hertz, settings.ratio);
-        let (k, c) = tuned.link_coefficients(LINKS as f32 * LINK, parts.springs.len());
+        let Some((k, c)) = tuned.link_coefficients(LINKS as f32 * LINK, parts.springs.len()) else {
+            continue;
+        };
         for &join in &parts.springs {
             if let Ok(spring) = springs.get(join) {
                 // Springs are immutable: a new value replaces the old.

@@ -102,8 +102,9 @@ pub struct Rope {
     pub length: Option<f32>,
     /// A radius for contacts, on every body of the rope.
     pub radius: Option<f32>,
-    /// A drag rate in 1/s on every body of the rope (a [`Damping`]): the
-    /// air's resistance, which calms a swinging rope. 0: none.
+    /// A drag rate in 1/s (a [`Damping`]) on every body the rope spawns
+    /// (not on an end that is a body of yours): the air's resistance,
+    /// which calms a swinging rope. 0: none.
     pub drag: f32,
     /// `Some(true)`: implicit springs; `Some(false)`: explicit (add
     /// [`AutoSubsteps`](crate::AutoSubsteps) to the bodies, or they may be
@@ -264,7 +265,10 @@ impl Rope {
     /// with `α` the one that gives the lowest stretching mode its
     /// [`damping_ratio`](Self::damping_ratio) (faster modes get more).
     /// For retuning a rope's springs in place (a new `Rope` would respawn
-    /// it).
+    /// it). `None` when they would not be finite and positive: a length
+    /// or link count that is not positive, or a mass per metre or
+    /// frequency that is not positive and finite (or a damping ratio
+    /// that is negative or not finite).
     ///
     /// ```
     /// # use bevy::prelude::*;
@@ -272,17 +276,18 @@ impl Rope {
     /// let rope = Rope::new(RopeEnd::Fixed(Vec3::ZERO), RopeEnd::Free(Vec3::X))
     ///     .with_mass_per_metre(0.5)
     ///     .with_stretch(2.0, 0.1);
-    /// let (k, c) = rope.link_coefficients(1.0, 4);
+    /// let (k, c) = rope.link_coefficients(1.0, 4).unwrap();
     /// assert_eq!(k, 4.0 * rope.axial_stiffness(1.0));
     /// assert!((c - 0.1 / (std::f32::consts::PI * 2.0) * k).abs() < 1e-4);
+    /// assert_eq!(rope.link_coefficients(0.0, 4), None);
     /// ```
-    pub fn link_coefficients(&self, length: f32, links: usize) -> (f32, f32) {
+    pub fn link_coefficients(&self, length: f32, links: usize) -> Option<(f32, f32)> {
         let k = links as f32 * self.axial_stiffness(length) / length;
         // Damping in proportion to the stiffness, `c = α·k`, which damps a
         // mode of angular frequency `ω` by the ratio `α·ω/2`: `α` gives
         // the lowest stretching mode (`2π·f`) the ratio asked for.
         let c = self.damping_ratio / (core::f32::consts::PI * self.stretch_hertz) * k;
-        (k, c)
+        (k > 0.0 && k.is_finite() && c >= 0.0 && c.is_finite()).then_some((k, c))
     }
 }
 
@@ -419,7 +424,11 @@ fn spawn_parts(world: &mut World, id: Entity, rope: Rope) -> RopeParts {
     };
     let link = length / n as f32;
     let mass = rope.mass_per_metre * link;
-    let (k, c) = rope.link_coefficients(length, n);
+    // The settings are sanitized and the length positive: finite.
+    let Some((k, c)) = rope.link_coefficients(length, n) else {
+        warn!("bevy_euler_physics: {id}: the Rope's links would not be finite; no rope spawned");
+        return RopeParts::default();
+    };
     let h = world
         .get_resource::<Time<Fixed>>()
         .map_or(1.0 / 64.0, |t| t.timestep().as_secs_f32());

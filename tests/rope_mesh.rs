@@ -370,6 +370,47 @@ fn bad_settings_are_replaced() {
     let handle = app.world().get::<Mesh2d>(strip).unwrap().0.clone();
     let positions = attribute(&mesh_of(&app, &handle), Mesh::ATTRIBUTE_POSITION);
     assert!(((positions[0] - positions[1]).length() - 0.02).abs() < 1e-5);
+    // Too many sides: the default.
+    let many = spawn(
+        &mut app,
+        (
+            Rope::new(
+                RopeEnd::Fixed(Vec3::Y),
+                RopeEnd::Free(Vec3::new(1.0, 1.0, 0.0)),
+            )
+            .with_segments(2),
+            RopeMesh::Tube {
+                radius: 0.05,
+                sides: u32::MAX,
+            },
+        ),
+    );
+    step(&mut app, 2);
+    let handle = app.world().get::<Mesh3d>(many).unwrap().0.clone();
+    assert_eq!(mesh_of(&app, &handle).count_vertices(), 3 * 9);
+    // A rope that could not be spawned (its ends coincide) has no mesh.
+    let none = spawn(
+        &mut app,
+        (
+            Rope::new(RopeEnd::Fixed(Vec3::Z), RopeEnd::Free(Vec3::Z)),
+            RopeMesh::tube(0.02),
+        ),
+    );
+    step(&mut app, 2);
+    assert!(rope_parts(&app, none).bodies.is_empty());
+    assert!(app.world().get::<Mesh3d>(none).is_none());
+    // The rope's first body despawned by the game: the rest is still
+    // drawn, the missing body at its neighbour's place.
+    let first = bodies[0];
+    app.world_mut().entity_mut(first).despawn();
+    step(&mut app, 3);
+    let (points, _) = drawn(&mut app, &bodies[1..]);
+    let handle = app.world().get::<Mesh3d>(rope).unwrap().0.clone();
+    let positions = attribute(&mesh_of(&app, &handle), Mesh::ATTRIBUTE_POSITION);
+    assert!(positions.iter().all(|p| p.is_finite()));
+    let centre = |ring: usize| positions[ring * 9..ring * 9 + 8].iter().sum::<Vec3>() / 8.0;
+    assert!((centre(0) - points[0]).length() < 1e-4, "{}", centre(0));
+    assert!((centre(2) - points[1]).length() < 1e-4);
     assert!(all_bodies_finite(&mut app));
 }
 

@@ -424,7 +424,7 @@ fn ropes_hang_from_their_anchors() {
         let rope = Rope::new(RopeEnd::Fixed(Vec3::ZERO), RopeEnd::Free(Vec3::X))
             .with_mass_per_metre(LINK_MASS / LINK)
             .with_stretch(hertz, 0.005);
-        (x, rope.link_coefficients(LENGTH, LINKS).0, color)
+        (x, rope.link_coefficients(LENGTH, LINKS).unwrap().0, color)
     });
     // The scene: above the ropes' window (bottom right) and right of the
     // physics panel (top left).

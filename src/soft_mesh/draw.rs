@@ -223,13 +223,11 @@ fn write_mesh(mesh: &mut Mesh, parts: &SoftMeshParts, scratch: &mut Scratch) {
         _ => {}
     }
     // Tangents: from each vertex's position, normal and UV. The tangents
-    // are taken out of the mesh while the rest of it is read, and put back.
-    let Some(values) = mesh.remove_attribute(Mesh::ATTRIBUTE_TANGENT) else {
-        return;
-    };
-    let VertexAttributeValues::Float32x4(mut tangents) = values else {
-        mesh.insert_attribute(Mesh::ATTRIBUTE_TANGENT, values);
-        return;
+    // are taken out of their attribute while the rest of the mesh is
+    // read, and put back; an attribute of another format is left alone.
+    let mut tangents = match mesh.try_attribute_mut_option(Mesh::ATTRIBUTE_TANGENT) {
+        Ok(Some(VertexAttributeValues::Float32x4(tangents))) => core::mem::take(tangents),
+        _ => return,
     };
     if let (
         Ok(Some(VertexAttributeValues::Float32x3(positions))),
@@ -250,5 +248,9 @@ fn write_mesh(mesh: &mut Mesh, parts: &SoftMeshParts, scratch: &mut Scratch) {
             &mut tangents,
         );
     }
-    mesh.insert_attribute(Mesh::ATTRIBUTE_TANGENT, tangents);
+    if let Ok(Some(VertexAttributeValues::Float32x4(out))) =
+        mesh.try_attribute_mut_option(Mesh::ATTRIBUTE_TANGENT)
+    {
+        *out = tangents;
+    }
 }

@@ -33,9 +33,12 @@ use super::draw::drawing_frame;
 /// (of the strip's width) as laid out when built, so a texture keeps its
 /// aspect.
 ///
-/// A changed `RopeMesh`, or a rope rebuilt (a new [`Rope`](crate::Rope)),
-/// makes the mesh again. A size that is zero, negative or not finite, or
-/// fewer than 3 sides, is replaced by the default with a warning.
+/// The entity's `Mesh3d` (or `Mesh2d`) is the rope's: one of yours there is
+/// replaced. A changed `RopeMesh`, or a rope rebuilt with other bodies (a
+/// new [`Rope`](crate::Rope)), makes the mesh again; a rope that could not
+/// be spawned has none. A size that is zero, negative or not finite, or
+/// fewer than 3 sides or more than [`MAX_SIDES`](Self::MAX_SIDES), is
+/// replaced by the default with a warning.
 ///
 /// # Example
 ///
@@ -66,7 +69,7 @@ pub enum RopeMesh {
     Tube {
         /// Its radius in metres.
         radius: f32,
-        /// Vertices around it (at least 3).
+        /// Vertices around it, 3 to [`MAX_SIDES`](Self::MAX_SIDES).
         sides: u32,
     },
     /// A flat strip along the bodies in the XY plane, facing `+Z`, drawn
@@ -80,6 +83,8 @@ pub enum RopeMesh {
 impl RopeMesh {
     /// Sides of a [`tube`](Self::tube).
     pub const SIDES: u32 = 8;
+    /// The most sides a tube may have.
+    pub const MAX_SIDES: u32 = 256;
 
     /// A tube of `radius` metres with [`SIDES`](Self::SIDES) sides.
     ///
@@ -117,7 +122,7 @@ impl RopeMesh {
         match self {
             Self::Tube { radius, sides } => Self::Tube {
                 radius: size("radius", radius),
-                sides: if sides >= 3 {
+                sides: if (3..=Self::MAX_SIDES).contains(&sides) {
                     sides
                 } else {
                     warn!(
@@ -196,6 +201,21 @@ pub(crate) fn lay_out_rope_meshes(
         if drawn.is_some_and(|d| d.shape == shape && d.bodies == parts.bodies) {
             continue;
         }
+        let earlier = drawn.map(|d| d.mesh.clone());
+        let ours = |mesh: Option<Handle<Mesh>>| earlier.is_some() && mesh == earlier;
+        if parts.bodies.len() < 2 {
+            // No rope (it could not be spawned): nothing to draw, and the
+            // mesh made for an earlier one goes.
+            let mut e = commands.entity(entity);
+            e.remove::<RopeMeshDrawn>();
+            if ours(mesh_3d.map(|m| m.0.clone())) {
+                e.remove::<Mesh3d>();
+            }
+            if ours(mesh_2d.map(|m| m.0.clone())) {
+                e.remove::<Mesh2d>();
+            }
+            continue;
+        }
         let points: Vec<Vec3> = parts
             .bodies
             .iter()
@@ -204,17 +224,16 @@ pub(crate) fn lay_out_rope_meshes(
         let handle = meshes.add(layout(shape, &points));
         let mut e = commands.entity(entity);
         // The other kind of mesh, made for an earlier shape, goes.
-        let earlier = drawn.map(|d| d.mesh.clone());
         match shape {
             RopeMesh::Tube { .. } => {
                 e.insert(Mesh3d(handle.clone()));
-                if earlier.is_some() && mesh_2d.map(|m| m.0.clone()) == earlier {
+                if ours(mesh_2d.map(|m| m.0.clone())) {
                     e.remove::<Mesh2d>();
                 }
             }
             RopeMesh::Strip { .. } => {
                 e.insert(Mesh2d(handle.clone()));
-                if earlier.is_some() && mesh_3d.map(|m| m.0.clone()) == earlier {
+                if ours(mesh_3d.map(|m| m.0.clone())) {
                     e.remove::<Mesh3d>();
                 }
             }
@@ -339,11 +358,18 @@ pub(crate) fn draw_rope_meshes(
                 .iter()
                 .map(|&b| drawn.get(b).unwrap_or(Vec3::NAN)),
         );
-        // A missing body (despawned by the game) is drawn where the rope
-        // was: its neighbour's place, so the mesh does not stretch to NaN.
-        for i in 1..points.len() {
-            if !points[i].is_finite() {
-                points[i] = points[i - 1];
+        // A missing body (despawned by the game) is drawn at its
+        // neighbour's place (the first found ones at the first body
+        // found), so the mesh does not stretch to NaN.
+        let Some(first) = points.iter().copied().find(|p| p.is_finite()) else {
+            continue;
+        };
+        let mut last = first;
+        for p in points.iter_mut() {
+            if p.is_finite() {
+                last = *p;
+            } else {
+                *p = last;
             }
         }
         match state.shape {
