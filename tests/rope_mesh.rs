@@ -78,6 +78,16 @@ fn directions(points: &[Vec3]) -> Vec<Vec3> {
         .collect()
 }
 
+/// A rope of `links` links, 1 m long, laid level at 2 m from a fixed end
+/// to a free one.
+fn level_rope(links: u32) -> Rope {
+    Rope::new(
+        RopeEnd::Fixed(Vec3::new(0.0, 2.0, 0.0)),
+        RopeEnd::Free(Vec3::new(1.0, 2.0, 0.0)),
+    )
+    .with_segments(links)
+}
+
 fn rope_parts(app: &App, rope: Entity) -> RopeParts {
     app.world().get::<RopeParts>(rope).unwrap().clone()
 }
@@ -278,15 +288,11 @@ fn a_resting_rope_is_not_rewritten() {
 #[test]
 fn a_rebuilt_rope_and_a_new_shape_make_the_mesh_again() {
     let mut app = mesh_app();
-    let ends = (
-        RopeEnd::Fixed(Vec3::new(0.0, 2.0, 0.0)),
-        RopeEnd::Free(Vec3::new(1.0, 2.0, 0.0)),
-    );
     let meshes_before = app.world().resource::<Assets<Mesh>>().len();
     let rope = spawn(
         &mut app,
         (
-            Rope::new(ends.0, ends.1).with_segments(6),
+            level_rope(6),
             RopeMesh::Tube {
                 radius: 0.02,
                 sides: 5,
@@ -297,9 +303,7 @@ fn a_rebuilt_rope_and_a_new_shape_make_the_mesh_again() {
     let vertices = |app: &App, handle: &Handle<Mesh>| mesh_of(app, handle).count_vertices();
     let first = app.world().get::<Mesh3d>(rope).unwrap().0.clone();
     assert_eq!(vertices(&app, &first), 7 * 6);
-    app.world_mut()
-        .entity_mut(rope)
-        .insert(Rope::new(ends.0, ends.1).with_segments(3));
+    app.world_mut().entity_mut(rope).insert(level_rope(3));
     app.update();
     let second = app.world().get::<Mesh3d>(rope).unwrap().0.clone();
     assert_eq!(vertices(&app, &second), 4 * 6);
@@ -341,11 +345,7 @@ fn bad_settings_are_replaced() {
     let rope = spawn(
         &mut app,
         (
-            Rope::new(
-                RopeEnd::Fixed(Vec3::new(0.0, 2.0, 0.0)),
-                RopeEnd::Free(Vec3::new(1.0, 2.0, 0.0)),
-            )
-            .with_segments(4),
+            level_rope(4),
             RopeMesh::Tube {
                 radius: f32::NAN,
                 sides: 2,
@@ -423,17 +423,7 @@ fn the_bounding_box_follows_the_rope() {
     let mut app = mesh_app();
     app.add_plugins(bevy::camera::visibility::VisibilityPlugin);
     let radius = 0.02;
-    let rope = spawn(
-        &mut app,
-        (
-            Rope::new(
-                RopeEnd::Fixed(Vec3::new(0.0, 2.0, 0.0)),
-                RopeEnd::Free(Vec3::new(1.0, 2.0, 0.0)),
-            )
-            .with_segments(8),
-            RopeMesh::tube(radius),
-        ),
-    );
+    let rope = spawn(&mut app, (level_rope(8), RopeMesh::tube(radius)));
     step(&mut app, 3);
     let aabb = |app: &App| {
         *app.world()

@@ -127,14 +127,7 @@ pub(crate) fn draw_soft_meshes(
         if let Some(at) = parts.drawn.get_mut(point.0 as usize) {
             *at = drawn.of(item, alpha);
         }
-        // A pinned body (fixed) that an island does not hang from never
-        // sleeps: it moves when its pin moved it.
-        let fixed = item.0.is_fixed();
-        parts.moving |= if fixed {
-            item.0.is_changed()
-        } else {
-            !(asleep || anchor)
-        };
+        parts.moving |= moved(&item.0, asleep, anchor);
     }
     for (entity, mut parts, mesh_3d, mesh_2d, global) in &mut soft {
         let Some(handle) = mesh_3d.map(|m| &m.0).or(mesh_2d.map(|m| &m.0)) else {
@@ -160,6 +153,19 @@ pub(crate) fn draw_soft_meshes(
         mesh::smooth_normals(&scratch.points, &parts.triangles, &mut scratch.normals);
         write_mesh(&mut mesh, &parts, scratch);
         parts.drawn_resting = (!parts.moving).then_some(matrix);
+    }
+}
+
+/// Whether a body drawn into a mesh may have moved since the last frame.
+/// A pinned body (fixed) that an island does not hang from never sleeps:
+/// it moved when its pin moved it (its `Body` changed). A dynamic body
+/// rests while asleep, or while it anchors sleeping islands only.
+#[inline]
+pub(crate) fn moved(body: &Ref<Body>, asleep: bool, anchor: bool) -> bool {
+    if body.is_fixed() {
+        body.is_changed()
+    } else {
+        !(asleep || anchor)
     }
 }
 

@@ -11,11 +11,11 @@ use bevy::transform::helper::TransformHelper;
 use crate::data::body::Body;
 use crate::data::islands::Sleeping;
 use crate::data::requests::AnchorAsleep;
-use crate::interpolation::DrawnPositions;
+use crate::interpolation::{Drawing, DrawnPositions};
 use crate::kernels::mesh;
 use crate::ropes::RopeParts;
 
-use super::draw::drawing_frame;
+use super::draw::{drawing_frame, moved};
 
 /// Draws the [`Rope`](crate::Rope) on its entity as a mesh that follows
 /// its bodies, as a [`SoftMesh`](super::SoftMesh) is drawn: the entity
@@ -324,7 +324,7 @@ pub(crate) fn draw_rope_meshes(
     mut meshes: ResMut<Assets<Mesh>>,
     mut ropes: Query<(Entity, &mut RopeMeshDrawn, Option<&GlobalTransform>)>,
     drawn: DrawnPositions,
-    rest: Query<(Ref<Body>, Has<Sleeping>, Has<AnchorAsleep>)>,
+    bodies: Query<(Drawing, Has<Sleeping>, Has<AnchorAsleep>)>,
     transforms: TransformHelper,
     mut scratch: Local<RopeScratch>,
 ) {
@@ -334,30 +334,24 @@ pub(crate) fn draw_rope_meshes(
         positions,
         normals,
     } = &mut *scratch;
+    let alpha = drawn.alpha();
     for (entity, mut state, global) in &mut ropes {
-        // A fixed body moves only when its pin moves it; a dynamic body
-        // rests while asleep or an anchor of sleeping islands only.
-        let moving = state.bodies.iter().any(|&b| {
-            rest.get(b).is_ok_and(|(body, asleep, anchor)| {
-                if body.is_fixed() {
-                    body.is_changed()
-                } else {
-                    !(asleep || anchor)
-                }
-            })
-        });
+        // Each body looked up once: where it is drawn, and whether it
+        // moved (a missing body is drawn nowhere and does not move).
+        let mut moving = false;
+        points.clear();
+        points.extend(state.bodies.iter().map(|&b| match bodies.get(b) {
+            Ok((item, asleep, anchor)) => {
+                moving |= moved(&item.0, asleep, anchor);
+                drawn.of(item, alpha)
+            }
+            Err(_) => Vec3::NAN,
+        }));
         let frame = drawing_frame(&transforms, entity, global);
         let matrix = frame.to_matrix();
         if !moving && state.drawn_resting == Some(matrix) {
             continue;
         }
-        points.clear();
-        points.extend(
-            state
-                .bodies
-                .iter()
-                .map(|&b| drawn.get(b).unwrap_or(Vec3::NAN)),
-        );
         // A missing body (despawned by the game) is drawn at its
         // neighbour's place (the first found ones at the first body
         // found), so the mesh does not stretch to NaN.
