@@ -6,9 +6,13 @@
 //! plain arrays: the same broad phase (pairs within `1.1·r + h·|v|` of
 //! each other, found in a uniform grid laid out each step by a counting
 //! sort), then `contact_substeps` (4) passes of gravity, contacts with the
-//! three planes and between pairs (in columns, warm-started from the pass
-//! before), 4 rounds of sequential impulses, one relaxing round and the
-//! drift. Sleeping is off in both. After the timed rounds it prints how
+//! three planes (found each pass, warm-started from the pass before) and
+//! between pairs (found at the step's first pass for the whole step, turned
+//! to each pass's positions, keeping their impulses), in columns, 4 rounds
+//! of sequential impulses, one relaxing round and the drift. The plain loop
+//! solves one contact at a time; the plugin solves its pair contacts four
+//! at a time in SIMD lanes (with the bits of one at a time in its own
+//! order). Sleeping is off in both. After the timed rounds it prints how
 //! deep each pile's bodies sink (the deepest and the mean overlap), so the
 //! two are seen to do the same work.
 //!
@@ -280,7 +284,7 @@ impl Plain {
         }
     }
 
-    fn pass(&mut self, h: f32) {
+    fn pass(&mut self, h: f32, first: bool) {
         for v in &mut self.vel {
             v.y += h * G;
         }
@@ -293,23 +297,35 @@ impl Plain {
                 if gap + h * normal.dot(v) >= 0.0 && gap >= R + h * v.length() {
                     continue;
                 }
-                let w = self.pairs.len() + i * 3 + k;
+                let w = i * 3 + k;
                 planes.push(i, k, normal, gap, h, w, warm[w]);
             }
         }
+        // The pair contacts: found at the step's first pass for the whole
+        // step, turned to each pass's positions, their impulses kept.
         let pairs = &mut self.pairs_touched;
-        pairs.clear();
-        for (p, &(a, b)) in self.pairs.iter().enumerate() {
-            let (a, b) = (a as usize, b as usize);
+        if first {
+            pairs.clear();
+            for &(a, b) in &self.pairs {
+                let (a, b) = (a as usize, b as usize);
+                let gap = pos[b].distance(pos[a]) - 2.0 * R;
+                if gap >= R + H * (vel[b] - vel[a]).length() {
+                    continue;
+                }
+                pairs.push(a, b, Vec3A::ZERO, 0.0, h, 0, (0.0, Vec3A::ZERO));
+            }
+        }
+        for t in 0..pairs.a.len() {
+            let (a, b) = (pairs.a[t] as usize, pairs.b[t] as usize);
             let d = pos[b] - pos[a];
             let dist = d.length();
             let n = if dist > 0.0 { d / dist } else { Vec3A::Y };
             let gap = dist - 2.0 * R;
-            let rel = vel[b] - vel[a];
-            if gap + h * n.dot(rel) >= 0.0 && gap >= R + h * rel.length() {
-                continue;
-            }
-            pairs.push(a, b, n, gap, h, p, warm[p]);
+            pairs.n[t] = n;
+            pairs.target[t] = target(gap, h, true);
+            pairs.relaxed[t] = target(gap, h, false);
+            let f = pairs.friction[t];
+            pairs.friction[t] = f - n.dot(f) * n;
         }
         // Warm start.
         for t in 0..planes.a.len() {
@@ -334,10 +350,8 @@ impl Plain {
         for w in &mut self.warm {
             *w = (0.0, Vec3A::ZERO);
         }
-        for touches in [&*planes, &*pairs] {
-            for t in 0..touches.a.len() {
-                self.warm[touches.warm[t] as usize] = (touches.normal[t], touches.friction[t]);
-            }
+        for t in 0..planes.a.len() {
+            self.warm[planes.warm[t] as usize] = (planes.normal[t], planes.friction[t]);
         }
         // The relaxing round's difference moves the bodies, then the drift
         // with the relaxed velocity: `x += h·v_biased` in all.
@@ -349,10 +363,9 @@ impl Plain {
     fn step(&mut self) {
         self.broad_phase();
         self.warm.clear();
-        self.warm
-            .resize(self.pairs.len() + 3 * self.pos.len(), (0.0, Vec3A::ZERO));
-        for _ in 0..4 {
-            self.pass(H / 4.0);
+        self.warm.resize(3 * self.pos.len(), (0.0, Vec3A::ZERO));
+        for pass in 0..4 {
+            self.pass(H / 4.0, pass == 0);
         }
     }
 }

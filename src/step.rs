@@ -149,6 +149,8 @@ pub(crate) fn run_step(world: &mut World) {
     let base = Pass {
         group: 0,
         h: 0.0,
+        index: 0,
+        passes: 1,
         g,
         constraints: *world.resource::<ConstraintSettings>(),
         parallel_threshold: settings.parallel_threshold,
@@ -172,12 +174,14 @@ pub(crate) fn run_step(world: &mut World) {
         } else {
             (timestep / passes).as_secs_f32()
         };
-        let pass = Pass {
-            group,
-            h: dt,
-            ..base
-        };
         for index in 0..passes {
+            let pass = Pass {
+                group,
+                h: dt,
+                index,
+                passes,
+                ..base
+            };
             let mut step = world.resource_mut::<PhysicsStep>();
             *step = PhysicsStep {
                 dt,

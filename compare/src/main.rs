@@ -42,7 +42,8 @@
 //! ```
 //!
 //! `-- --pile` runs the pile scene instead (`pile.rs`: balls settling in a
-//! box, at 1 000 and 10 000 balls, or the counts given after `--pile`).
+//! box, at 1 000 and 10 000 balls, or the counts given after `--pile`;
+//! `--only NAME` keeps the engines whose name holds NAME).
 
 mod apps;
 mod avian;
@@ -331,13 +332,20 @@ fn sizes() -> Vec<(usize, usize)> {
 fn main() {
     // `--pile N [N…]`: the pile scene (`pile.rs`) at each size instead.
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--only NAME` keeps the engines whose name contains NAME (to profile
+    // one alone).
     if args.first().is_some_and(|a| a == "--pile") {
-        let sizes: Vec<usize> = args[1..]
-            .iter()
-            .map(|a| a.parse().expect("--pile takes ball counts"))
-            .collect();
+        let mut rest = args[1..].iter();
+        let (mut sizes, mut only) = (Vec::new(), None);
+        while let Some(arg) = rest.next() {
+            if arg == "--only" {
+                only = Some(rest.next().expect("--only takes an engine's name").as_str());
+            } else {
+                sizes.push(arg.parse().expect("--pile takes ball counts"));
+            }
+        }
         for n in if sizes.is_empty() { vec![1000, 10_000] } else { sizes } {
-            pile::run(n);
+            pile::run(n, only);
         }
         return;
     }

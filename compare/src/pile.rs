@@ -253,9 +253,13 @@ pub fn measure(balls: &[Vec2], half: f32) -> (f32, f32, f32) {
     (deepest, mean, top)
 }
 
-/// The pile of `n` balls on every engine: step time, overlaps, height.
-pub fn run(n: usize) {
-    let rows = rows();
+/// The pile of `n` balls on every engine (or those whose name contains
+/// `only`): step time, overlaps, height.
+pub fn run(n: usize, only: Option<&str>) {
+    let rows: Vec<Row> = rows()
+        .into_iter()
+        .filter(|row| only.is_none_or(|name| row.engine.contains(name)))
+        .collect();
     let (_, half) = layout(n);
     let mut apps: Vec<App> = rows.iter().map(|row| (row.build)(n)).collect();
     for app in &mut apps {

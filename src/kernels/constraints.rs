@@ -45,13 +45,17 @@
 //!   momentum is conserved, and the bounce is at most the approach, so no
 //!   energy is added. Their materials combine as `e = max(e_a, e_b)` and
 //!   `μ = √(μ_a·μ_b)`; a body with a material meets a plane with the same
-//!   rule.
+//!   rule. Pair contacts are found once per step ([`find_pair_contacts`],
+//!   for the step's time) and turned to each pass's positions
+//!   ([`aim_pairs`]); they keep their impulses from pass to pass, and are
+//!   solved four at a time (see [`lanes`](super::lanes)).
 
 use bevy::math::Vec3A;
 
 #[cfg(test)]
 use super::batches::OneThread;
 use super::batches::{Batch, SharedSlice, SharedVelocities, Spread};
+use super::lanes::{Aim, Lanes, One, Visit, gather, pack, solve_groups};
 
 /// A rod (`min == max`) or a distance limit in the solver's arrays.
 #[derive(Debug, Clone, Copy)]
@@ -129,30 +133,19 @@ pub struct PairRow {
     pub material: Material,
 }
 
-/// One contact of two bodies in one pass.
-#[derive(Debug, Clone)]
-pub struct PairContact {
-    a: usize,
-    b: usize,
-    /// Its entry in the warm impulses (its pair's row).
-    warm: usize,
-    /// The normal speed without the position bias, for the relaxing round.
-    relaxed: f32,
-    normal: Vec3A,
-    target: f32,
-    friction: f32,
-    /// `1 / (w_a + w_b)`.
-    mass: f32,
-    normal_impulse: f32,
-    friction_impulse: Vec3A,
-}
+/// One contact of two bodies in one pass (see [`lanes`](super::lanes)).
+pub type PairContact = One;
 
 /// A pass's contacts between pairs, in the batches of the rows they were
-/// found on (see [`batches`](super::batches)).
+/// found on (see [`batches`](super::batches)), and laid out in groups of
+/// four for the rounds (see [`lanes`](super::lanes)).
 #[derive(Debug, Default)]
 pub struct PairContacts {
+    /// As found, in order (their impulses as found: the rounds update
+    /// `lanes`).
     pub contacts: Vec<PairContact>,
     pub batches: Vec<Batch>,
+    pub lanes: Lanes,
 }
 
 /// What the rounds solve of a pass's pair contacts, and how joined batches
@@ -320,25 +313,26 @@ fn target(
     }
 }
 
-/// Finds the contacts of `pairs` into `found`, as [`find_contacts`] does
-/// for planes: pairs whose drift would close their gap, and
-/// (speculatively) pairs near each other. Two bodies at one point are
-/// pushed apart along `+y`. Each starts from its pair's impulses in
-/// `warm`. The contacts keep the rows' `batches`: `found.batches` lists
-/// the contacts found on each.
+/// Finds the contacts of `pairs` into `found` for the rest of the step
+/// (`span` seconds, from the start of this pass), as [`find_contacts`]
+/// does for planes: pairs whose drift would close their gap within it, and
+/// (speculatively) pairs near each other. They start with no impulses, and
+/// keep theirs from pass to pass of the step; each pass turns them to its
+/// positions ([`aim_pairs`]). The contacts keep the rows' `batches`:
+/// `found.batches` lists the contacts found on each, and `found.lanes`
+/// lays them out in groups of four for the rounds.
 pub fn find_pair_contacts(
     pairs: &[PairRow],
     batches: &[Batch],
     bodies: &Bodies,
-    solve: &Rounds,
-    warm: &[Warm],
+    span: f32,
     found: &mut PairContacts,
 ) {
-    let h = solve.h;
     let vel = &*bodies.vel;
     let PairContacts {
         contacts,
         batches: found_batches,
+        lanes,
     } = found;
     contacts.clear();
     found_batches.clear();
@@ -354,33 +348,24 @@ pub fn find_pair_contacts(
             let Some((w, d, distance)) = between(bodies, a, b) else {
                 continue;
             };
-            let normal = if distance > 0.0 {
-                d / distance
-            } else {
-                Vec3A::Y
-            };
-            if !normal.is_finite() {
+            if !(d.is_finite() && distance.is_finite()) {
                 continue;
             }
-            let gap = distance - pair.radius;
             let relative = vel[b] - vel[a];
-            let approach = normal.dot(relative);
-            let hits = gap + h * approach < 0.0;
-            if !hits && gap >= 0.5 * pair.radius + h * relative.length() {
+            let gap = distance - pair.radius;
+            if gap >= 0.5 * pair.radius + span * relative.length() {
                 continue;
             }
-            let (normal_impulse, friction_impulse) = warmed(warm.get(row), normal);
-            contacts.push(PairContact {
-                a,
-                b,
-                warm: row,
-                normal,
-                target: target(gap, approach, hits, pair.material.restitution, solve, true),
-                relaxed: target(gap, approach, hits, pair.material.restitution, solve, false),
+            contacts.push(One {
+                a: a as u32,
+                b: b as u32,
+                wa: bodies.inv_mass[a],
+                wb: bodies.inv_mass[b],
+                radius: pair.radius,
+                restitution: pair.material.restitution,
                 friction: pair.material.friction,
                 mass: 1.0 / w,
-                normal_impulse,
-                friction_impulse,
+                ..One::default()
             });
         }
         if contacts.len() > start {
@@ -391,6 +376,34 @@ pub fn find_pair_contacts(
             opens = false;
         }
     }
+    pack(contacts, found_batches, bodies.inv_mass.len(), lanes);
+}
+
+/// Turns the step's pair contacts to this pass's positions and velocities
+/// (see [`Group::refresh`](super::lanes::Group::refresh)). A contact of a
+/// body that is no longer valid (it went non-finite) is left out for the
+/// rest of the step, so it spreads nothing to the other body.
+pub fn aim_pairs(found: &mut PairContacts, bodies: &Bodies, solve: &Rounds, check: bool) {
+    let aim = Aim {
+        h: solve.h,
+        beta: solve.beta,
+        bounce_threshold: solve.bounce_threshold,
+    };
+    let (pos, vel, valid) = (bodies.pos, &*bodies.vel, bodies.valid);
+    for group in &mut found.lanes.groups {
+        if check {
+            let keep =
+                core::array::from_fn(|i| valid[group.a[i] as usize] && valid[group.b[i] as usize]);
+            group.drop_lanes(keep);
+        }
+        let state = [
+            gather(|s| pos[s], group.a),
+            gather(|s| pos[s], group.b),
+            gather(|s| vel[s], group.a),
+            gather(|s| vel[s], group.b),
+        ];
+        group.refresh(state, &aim);
+    }
 }
 
 /// A pass's rods (and distance limits) and angle limits.
@@ -400,10 +413,10 @@ pub struct Joints<'a> {
     pub angles: &'a [AngleRow],
 }
 
-/// The warm impulses of a pass's contacts: with planes and between pairs.
+/// The warm impulses of a pass's contacts with planes (pair contacts keep
+/// theirs in their lanes for the step).
 pub struct WarmStart<'a> {
     pub planes: &'a mut [Warm],
-    pub pairs: &'a mut [Warm],
 }
 
 /// Where the relaxing round leaves a body's velocity: the slots it
@@ -422,8 +435,8 @@ pub struct Relaxed<'a> {
 /// joined batches maybe at once on several threads, with the same bits), each
 /// round, then the relaxing round over the contacts (see the
 /// [module docs](self)), listing into `relaxed` the bodies it changed;
-/// keeps each contact's impulses in `warm` for the next pass (every other
-/// entry is cleared).
+/// keeps each plane contact's impulses in `warm` for the next pass (every
+/// other entry is cleared; pair contacts keep theirs in their lanes).
 pub fn solve(
     Joints { rods, angles }: Joints,
     contacts: &mut [Contact],
@@ -436,15 +449,11 @@ pub fn solve(
     let held = &mut *relaxed.held;
     held.clear();
     held.resize(rods.len() + angles.len(), 0.0);
-    let (vel, inv_mass) = (&mut *bodies.vel, bodies.inv_mass);
+    let vel = &mut *bodies.vel;
     for contact in contacts.iter() {
         vel[contact.slot] += contact.normal_impulse * contact.normal + contact.friction_impulse;
     }
-    for contact in pairs.found.contacts.iter() {
-        let push = contact.normal_impulse * contact.normal + contact.friction_impulse;
-        vel[contact.a] -= inv_mass[contact.a] * push;
-        vel[contact.b] += inv_mass[contact.b] * push;
-    }
+    solve_pairs(&mut pairs, Visit::WarmStart, bodies.vel);
     for _ in 0..solve.iterations {
         for (n, rod) in rods.iter().enumerate() {
             solve_rod(rod, &mut held[n], bodies, solve);
@@ -455,7 +464,7 @@ pub fn solve(
         for contact in contacts.iter_mut() {
             solve_contact(contact, bodies.vel);
         }
-        solve_pairs(&mut pairs, bodies.vel, bodies.inv_mass);
+        solve_pairs(&mut pairs, Visit::Round, bodies.vel);
     }
     relax(rods, angles, contacts, &mut pairs, bodies, solve, relaxed);
     warm.planes.fill(Warm::default());
@@ -467,44 +476,34 @@ pub fn solve(
             };
         }
     }
-    warm.pairs.fill(Warm::default());
-    for contact in pairs.found.contacts.iter() {
-        if let Some(warm) = warm.pairs.get_mut(contact.warm) {
-            *warm = Warm {
-                normal: contact.normal_impulse,
-                friction: contact.friction_impulse,
-            };
-        }
-    }
 }
 
-/// One round over the pair contacts, batch after batch, through
-/// `pairs.spread`: joined batches share no moving body, so running them at
-/// once gives the bits of running them in turn.
-fn solve_pairs(pairs: &mut PairBatches, vel: &mut [Vec3A], inv_mass: &[f32]) {
-    let PairContacts { contacts, batches } = &mut *pairs.found;
-    let (shared, items) = (SharedVelocities::new(vel), SharedSlice::new(contacts));
+/// One visit (the warm start, or a round) of the pair contacts, batch after
+/// batch of groups of four (see [`lanes`](super::lanes)), through
+/// `pairs.spread`: joined batches
+/// share no moving body, so running them at once gives the bits of running
+/// them in turn.
+fn solve_pairs(pairs: &mut PairBatches, visit: Visit, vel: &mut [Vec3A]) {
+    let Lanes {
+        groups, batches, ..
+    } = &mut pairs.found.lanes;
+    let (shared, items) = (SharedVelocities::new(vel), SharedSlice::new(groups));
     pairs.spread.spread(batches, &|run| {
         // SAFETY: `spread` hands out each batch once, and runs at once only
         // the batches of one stage, which share no moving body (`split`;
         // moving as of `list_pairs`, and a body's inverse mass never turns
         // from 0 to positive later in the step: `gather_written` runs
         // before, and a substep system's write to a fixed body is read at
-        // the next step). A body whose inverse mass is 0 is read and never
-        // written.
-        for contact in unsafe { items.run(run) } {
-            let (a, b) = (contact.a, contact.b);
-            debug_assert_ne!(a, b, "a pair of one body");
-            let (va, vb) = unsafe { solve_pair(contact, shared.get(a), shared.get(b), inv_mass) };
-            unsafe {
-                if inv_mass[a] > 0.0 {
-                    shared.set(a, va);
-                }
-                if inv_mass[b] > 0.0 {
-                    shared.set(b, vb);
-                }
-            }
-        }
+        // the next step). A lane writes a body only where its inverse mass
+        // (as found this pass) is positive; a body whose inverse mass is 0
+        // is read and never written.
+        let groups = unsafe { items.run(run) };
+        solve_groups(
+            groups,
+            visit,
+            |slot| unsafe { shared.get(slot) },
+            |slot, v| unsafe { shared.set(slot, v) },
+        );
     });
 }
 
@@ -737,8 +736,8 @@ fn relax(
         note(contact.slot);
     }
     for contact in pairs.found.contacts.iter() {
-        note(contact.a);
-        note(contact.b);
+        note(contact.a as usize);
+        note(contact.b as usize);
     }
     let unbiased = Rounds {
         beta: 0.0,
@@ -754,35 +753,13 @@ fn relax(
         contact.target = contact.relaxed;
         solve_contact(contact, bodies.vel);
     }
-    for contact in pairs.found.contacts.iter_mut() {
-        contact.target = contact.relaxed;
+    for group in pairs.found.lanes.groups.iter_mut() {
+        group.relax();
     }
-    solve_pairs(pairs, bodies.vel, bodies.inv_mass);
+    solve_pairs(pairs, Visit::Round, bodies.vel);
     for &(slot, _) in out.moved.iter() {
         out.marked[slot as usize] = false;
     }
-}
-
-/// One pair contact's normal and friction impulses, accumulated, on its
-/// bodies' velocities `va` and `vb`; gives their new velocities.
-#[inline(always)]
-fn solve_pair(contact: &mut PairContact, va: Vec3A, vb: Vec3A, inv_mass: &[f32]) -> (Vec3A, Vec3A) {
-    let n = contact.normal;
-    let (wa, wb) = (inv_mass[contact.a], inv_mass[contact.b]);
-    // Normal: accumulated, never pulling.
-    let speed = n.dot(vb - va);
-    let total = (contact.normal_impulse + (contact.target - speed) * contact.mass).max(0.0);
-    let push = (total - contact.normal_impulse) * n;
-    let (va, vb) = (va - wa * push, vb + wb * push);
-    contact.normal_impulse = total;
-    // Friction: accumulated, within the Coulomb cone.
-    let relative = vb - va;
-    let tangential = relative - n.dot(relative) * n;
-    let total = (contact.friction_impulse - tangential * contact.mass)
-        .clamp_length_max(contact.friction * contact.normal_impulse);
-    let push = total - contact.friction_impulse;
-    contact.friction_impulse = total;
-    (va - wa * push, vb + wb * push)
 }
 
 #[cfg(test)]
@@ -848,10 +825,18 @@ mod tests {
 
     /// No warm impulses.
     fn cold() -> WarmStart<'static> {
-        WarmStart {
-            planes: &mut [],
-            pairs: &mut [],
-        }
+        WarmStart { planes: &mut [] }
+    }
+
+    /// The pair contacts of `rows` for a step of one pass, aimed.
+    fn find_and_aim(
+        rows: &[PairRow],
+        batches: &[Batch],
+        bodies: &Bodies,
+        found: &mut PairContacts,
+    ) {
+        find_pair_contacts(rows, batches, bodies, ROUNDS.h, found);
+        aim_pairs(found, bodies, &ROUNDS, false);
     }
 
     /// Momentum `Σ v/w` of dynamic bodies.
@@ -892,7 +877,7 @@ mod tests {
                     inv_mass: &inv_mass,
                 };
                 let mut contacts = PairContacts::default();
-                find_pair_contacts(&[pair], &one(1), &bodies, &ROUNDS, &[], &mut contacts);
+                find_and_aim(&[pair], &one(1), &bodies, &mut contacts);
                 assert_eq!(contacts.contacts.len(), 1);
                 solve(
                     Joints {
@@ -952,7 +937,7 @@ mod tests {
             inv_mass: &inv_mass,
         };
         let mut contacts = PairContacts::default();
-        find_pair_contacts(&[pair], &one(1), &bodies, &ROUNDS, &[], &mut contacts);
+        find_and_aim(&[pair], &one(1), &bodies, &mut contacts);
         solve(
             Joints {
                 rods: &[],
@@ -1084,8 +1069,7 @@ mod tests {
                 inv_mass: &inv_mass,
             };
             let mut found = PairContacts::default();
-            let mut warm = vec![Warm::default(); rows.len()];
-            find_pair_contacts(&rows, &batches, &bodies, &ROUNDS, &warm, &mut found);
+            find_and_aim(&rows, &batches, &bodies, &mut found);
             assert!(
                 found.contacts.len() > n,
                 "{} contacts",
@@ -1104,10 +1088,7 @@ mod tests {
                 },
                 &mut bodies,
                 &ROUNDS,
-                WarmStart {
-                    planes: &mut [],
-                    pairs: &mut warm,
-                },
+                cold(),
                 relaxed(&mut moved, &mut marked),
             );
             let bits = |v: &Vec3A| v.to_array().map(f32::to_bits);

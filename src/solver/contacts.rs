@@ -28,7 +28,7 @@ use crate::data::constraints::CollisionGroups;
 use crate::data::requests::SolverRequests;
 use crate::kernels::batches::{Blocks, split};
 use crate::kernels::broad::Reach;
-use crate::kernels::constraints::{Material, PairRow, Warm};
+use crate::kernels::constraints::{Material, PairRow};
 use crate::kernels::union_find::UnionFind;
 use crate::solver::SolverState;
 
@@ -144,7 +144,6 @@ fn list_pairs(solver: &mut SolverState) -> bool {
         group.pair_batches.clear();
     }
     solver.pairs.clear();
-    solver.pair_warm.clear();
     let touch = &mut solver.touch;
     if touch.slots.is_empty() {
         return false;
@@ -300,8 +299,6 @@ fn lay_out_pairs(solver: &mut SolverState, rows: &[(u32, PairRow)]) {
         );
     }
     solver.touch.blocks = blocks;
-    solver.pair_warm.clear();
-    solver.pair_warm.resize(solver.pairs.len(), Warm::default());
 }
 
 /// Whether every awake island's bodies still hold together through its

@@ -179,15 +179,16 @@ pub(crate) struct SolverState {
     /// Pairs of round bodies within reach this step, by group, each group's
     /// in blocks that threads may solve at once and the pairs between them
     /// (see [`batches`](crate::kernels::batches)), and the contacts among
-    /// them of the current pass.
+    /// them: found at the first pass of the group's step, kept (with
+    /// their impulses) for its other passes.
     pub pairs: Vec<PairRow>,
     pub pair_contacts: PairContacts,
-    /// The contacts' impulses at the end of the last pass, for the next
-    /// pass of the step: per round body and plane (by round row, then
-    /// plane), and per pair. Cleared at the start of each step, so a step
-    /// depends on the state it starts from alone.
+    /// The plane contacts' impulses at the end of the last pass, for the
+    /// next pass of the step: per round body and plane (by round row, then
+    /// plane). Cleared at the start of each step, so a step depends on the
+    /// state it starts from alone (as the pair contacts, found anew each
+    /// step).
     pub plane_warm: Vec<Warm>,
-    pub pair_warm: Vec<Warm>,
     /// The bodies the relaxing round of the last pass changed, with their
     /// velocities before it, and a mark per slot (all false between
     /// passes).

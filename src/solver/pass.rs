@@ -30,8 +30,8 @@ use bevy::tasks::TaskPool;
 use crate::data::constraints::ConstraintSettings;
 use crate::kernels::batches::{Batch, OneThread, Spread};
 use crate::kernels::constraints::{
-    Bodies, Joints, PairBatches, Relaxed, Rounds, WarmStart, find_contacts, find_pair_contacts,
-    solve,
+    Bodies, Joints, PairBatches, Relaxed, Rounds, WarmStart, aim_pairs, find_contacts,
+    find_pair_contacts, solve,
 };
 use crate::kernels::implicit::{Cg, Island, State, plan, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
@@ -79,6 +79,10 @@ pub(crate) struct Pass {
     pub group: usize,
     /// Its step size.
     pub h: f32,
+    /// Which pass of the group's step it is, from 0, and how many there
+    /// are.
+    pub index: u32,
+    pub passes: u32,
     /// Gravity, as used (finite).
     pub g: Vec3A,
     pub constraints: ConstraintSettings,
@@ -460,7 +464,6 @@ impl Pass {
         let planes = solver.planes.len();
         let warm = WarmStart {
             planes: &mut solver.plane_warm[group.rounds.start * planes..group.rounds.end * planes],
-            pairs: &mut solver.pair_warm[group.pairs.clone()],
         };
         find_contacts(
             round_rows,
@@ -470,14 +473,13 @@ impl Pass {
             warm.planes,
             contacts,
         );
-        find_pair_contacts(
-            pairs,
-            &group.pair_batches,
-            &bodies,
-            &rounds,
-            warm.pairs,
-            pair_contacts,
-        );
+        // The pair contacts are found at the group's first pass for the
+        // whole step, and turned to each pass's positions.
+        if self.index == 0 {
+            let span = self.h * self.passes as f32;
+            find_pair_contacts(pairs, &group.pair_batches, &bodies, span, pair_contacts);
+        }
+        aim_pairs(pair_contacts, &bodies, &rounds, solver.pass_has_invalid);
         let mut moved = core::mem::take(&mut solver.relaxed);
         moved.clear();
         solver.relax_marks.resize(solver.pos.len(), false);
