@@ -198,22 +198,27 @@ impl<'a> SharedVelocities<'a> {
     /// The velocity of `slot`.
     ///
     /// # Safety
-    /// No other thread writes `slot` meanwhile (see the type's docs).
+    /// `slot` is below the slice's length (the caller checks its slots once,
+    /// outside its hot loop), and no other thread writes it meanwhile (see
+    /// the type's docs).
     #[inline(always)]
     pub unsafe fn get(&self, slot: usize) -> Vec3A {
-        assert!(slot < self.len);
-        // SAFETY: in bounds (checked), and not written by another thread.
+        debug_assert!(slot < self.len);
+        // SAFETY: in bounds and not written by another thread (the
+        // caller's promise).
         unsafe { *self.ptr.add(slot) }
     }
 
     /// Sets the velocity of `slot`.
     ///
     /// # Safety
-    /// No other thread reads or writes `slot` meanwhile.
+    /// `slot` is below the slice's length, and no other thread reads or
+    /// writes it meanwhile.
     #[inline(always)]
     pub unsafe fn set(&self, slot: usize, value: Vec3A) {
-        assert!(slot < self.len);
-        // SAFETY: in bounds (checked), and touched by this thread alone.
+        debug_assert!(slot < self.len);
+        // SAFETY: in bounds and touched by this thread alone (the caller's
+        // promise).
         unsafe { *self.ptr.add(slot) = value }
     }
 }

@@ -55,7 +55,7 @@ use bevy::math::Vec3A;
 #[cfg(test)]
 use super::batches::OneThread;
 use super::batches::{Batch, SharedSlice, SharedVelocities, Spread};
-use super::lanes::{Aim, Lanes, One, Visit, gather, pack, solve_groups};
+use super::lanes::{Aim, Group, Lanes, One, Visit, gather, pack, solve_groups};
 
 /// A rod (`min == max`) or a distance limit in the solver's arrays.
 #[derive(Debug, Clone, Copy)]
@@ -320,12 +320,14 @@ fn target(
 /// keep theirs from pass to pass of the step; each pass turns them to its
 /// positions ([`aim_pairs`]). The contacts keep the rows' `batches`:
 /// `found.batches` lists the contacts found on each, and `found.lanes`
-/// lays them out in groups of four for the rounds.
+/// lays them out in groups of four for the rounds (all as one run with
+/// `merge`, for one thread: see [`pack`]).
 pub fn find_pair_contacts(
     pairs: &[PairRow],
     batches: &[Batch],
     bodies: &Bodies,
     span: f32,
+    merge: bool,
     found: &mut PairContacts,
 ) {
     let vel = &*bodies.vel;
@@ -376,31 +378,34 @@ pub fn find_pair_contacts(
             opens = false;
         }
     }
-    pack(contacts, found_batches, bodies.inv_mass.len(), lanes);
+    pack(contacts, found_batches, bodies.inv_mass.len(), merge, lanes);
 }
 
-/// Turns the step's pair contacts to this pass's positions and velocities
-/// (see [`Group::refresh`](super::lanes::Group::refresh)). A contact of a
-/// body that is no longer valid (it went non-finite) is left out for the
-/// rest of the step, so it spreads nothing to the other body.
-pub fn aim_pairs(found: &mut PairContacts, bodies: &Bodies, solve: &Rounds, check: bool) {
+/// Turns the step's pair contacts (`groups`, any run of them) to this
+/// pass's positions and velocities (see
+/// [`Group::refresh`](super::lanes::Group::refresh)). A contact of a body
+/// that is no longer valid (it went non-finite) is left out for the rest
+/// of the step, so it spreads nothing to the other body (`check`: some
+/// body may be invalid). Each group is aimed alone, so runs of them may be
+/// aimed at once.
+pub fn aim_pairs(groups: &mut [Group], bodies: &Bodies, solve: &Rounds, check: bool) {
     let aim = Aim {
         h: solve.h,
         beta: solve.beta,
         bounce_threshold: solve.bounce_threshold,
     };
     let (pos, vel, valid) = (bodies.pos, &*bodies.vel, bodies.valid);
-    for group in &mut found.lanes.groups {
+    for group in groups {
+        let (a, b) = group.ends();
         if check {
-            let keep =
-                core::array::from_fn(|i| valid[group.a[i] as usize] && valid[group.b[i] as usize]);
+            let keep = core::array::from_fn(|i| valid[a[i] as usize] && valid[b[i] as usize]);
             group.drop_lanes(keep);
         }
         let state = [
-            gather(|s| pos[s], group.a),
-            gather(|s| pos[s], group.b),
-            gather(|s| vel[s], group.a),
-            gather(|s| vel[s], group.b),
+            gather(|s| pos[s], a),
+            gather(|s| pos[s], b),
+            gather(|s| vel[s], a),
+            gather(|s| vel[s], b),
         ];
         group.refresh(state, &aim);
     }
@@ -484,9 +489,13 @@ pub fn solve(
 /// share no moving body, so running them at once gives the bits of running
 /// them in turn.
 fn solve_pairs(pairs: &mut PairBatches, visit: Visit, vel: &mut [Vec3A]) {
+    let lanes = &mut pairs.found.lanes;
+    // Every slot the groups hold is in `vel` (checked once here, not at
+    // each access).
+    assert!(lanes.bound() <= vel.len(), "contacts beyond the velocities");
     let Lanes {
         groups, batches, ..
-    } = &mut pairs.found.lanes;
+    } = lanes;
     let (shared, items) = (SharedVelocities::new(vel), SharedSlice::new(groups));
     pairs.spread.spread(batches, &|run| {
         // SAFETY: `spread` hands out each batch once, and runs at once only
@@ -495,8 +504,9 @@ fn solve_pairs(pairs: &mut PairBatches, visit: Visit, vel: &mut [Vec3A]) {
         // from 0 to positive later in the step: `gather_written` runs
         // before, and a substep system's write to a fixed body is read at
         // the next step). A lane writes a body only where its inverse mass
-        // (as found this pass) is positive; a body whose inverse mass is 0
-        // is read and never written.
+        // (as found at the step's first pass) is positive; a body whose
+        // inverse mass is 0 is read and never written. Every slot is below
+        // `bound`, so in `vel` (asserted above).
         let groups = unsafe { items.run(run) };
         solve_groups(
             groups,
@@ -835,8 +845,8 @@ mod tests {
         bodies: &Bodies,
         found: &mut PairContacts,
     ) {
-        find_pair_contacts(rows, batches, bodies, ROUNDS.h, found);
-        aim_pairs(found, bodies, &ROUNDS, false);
+        find_pair_contacts(rows, batches, bodies, ROUNDS.h, false, found);
+        aim_pairs(&mut found.lanes.groups, bodies, &ROUNDS, false);
     }
 
     /// Momentum `Σ v/w` of dynamic bodies.
@@ -1003,8 +1013,9 @@ mod tests {
     }
 
     /// A jumbled heap of balls (a few fixed) cut into blocks gives the same
-    /// bits whether the blocks are solved in turn, last first, or at once
-    /// on threads of their own: joined blocks share no moving body.
+    /// bits whether the blocks are solved in turn, last first, at once on
+    /// threads of their own, or interleaved (all packed as one run, in
+    /// levels): joined blocks share no moving body.
     #[test]
     fn batches_give_the_same_bits_however_they_run() {
         use crate::kernels::batches::{Blocks, split};
@@ -1059,7 +1070,7 @@ mod tests {
             batches.iter().filter(|b| b.joined).count() >= 3,
             "{batches:?}"
         );
-        let run = |spread: &dyn Spread| {
+        let run = |spread: &dyn Spread, merge: bool| {
             let mut vel = vel0.clone();
             let valid = vec![true; n];
             let mut bodies = Bodies {
@@ -1069,7 +1080,9 @@ mod tests {
                 inv_mass: &inv_mass,
             };
             let mut found = PairContacts::default();
-            find_and_aim(&rows, &batches, &bodies, &mut found);
+            find_pair_contacts(&rows, &batches, &bodies, ROUNDS.h, merge, &mut found);
+            aim_pairs(&mut found.lanes.groups, &bodies, &ROUNDS, false);
+            assert_eq!(found.lanes.batches.len() == 1, merge);
             assert!(
                 found.contacts.len() > n,
                 "{} contacts",
@@ -1094,15 +1107,17 @@ mod tests {
             let bits = |v: &Vec3A| v.to_array().map(f32::to_bits);
             (vel.iter().map(bits).collect::<Vec<_>>(), moved.len())
         };
-        let alone = run(&OneThread);
+        let alone = run(&OneThread, false);
         assert_ne!(
             alone.0,
             vel0.iter()
                 .map(|v| v.to_array().map(f32::to_bits))
                 .collect::<Vec<_>>()
         );
-        assert_eq!(run(&Backwards), alone);
-        assert_eq!(run(&Threaded), alone);
+        assert_eq!(run(&Backwards, false), alone);
+        assert_eq!(run(&Threaded, false), alone);
+        // All batches levelled as one run (for one thread): the same bits.
+        assert_eq!(run(&OneThread, true), alone);
     }
 
     /// The portable arctangent agrees with the platform's to 1e-6 rad all

@@ -54,8 +54,13 @@ pub struct One {
 /// Four pair contacts of four different moving bodies, one to a lane.
 #[derive(Debug, Clone, Copy)]
 pub struct Group {
-    pub a: [u32; WIDTH],
-    pub b: [u32; WIDTH],
+    /// Each lane's bodies (below [`Lanes`]'s `bound`; an empty lane reads
+    /// the first lane's `a`).
+    a: [u32; WIDTH],
+    b: [u32; WIDTH],
+    /// The lanes whose `a`, and whose `b`, is written (a moving body), one
+    /// bit per lane.
+    writes: [u8; 2],
     wa: Vec4,
     wb: Vec4,
     radius: Vec4,
@@ -81,9 +86,12 @@ impl Group {
         let o: [&One; WIDTH] =
             core::array::from_fn(|i| indices.get(i).map_or(&pad, |&c| &contacts[c as usize]));
         let lanes = |f: fn(&One) -> f32| Vec4::new(f(o[0]), f(o[1]), f(o[2]), f(o[3]));
+        let mask =
+            |f: fn(&One) -> f32| (0..WIDTH).fold(0, |m, i| m | (((f(o[i]) > 0.0) as u8) << i));
         Self {
             a: o.map(|o| o.a),
             b: o.map(|o| o.b),
+            writes: [mask(|o| o.wa), mask(|o| o.wb)],
             wa: lanes(|o| o.wa),
             wb: lanes(|o| o.wb),
             radius: lanes(|o| o.radius),
@@ -137,6 +145,12 @@ impl Group {
         (0..WIDTH).filter_map(|i| self.get(i))
     }
 
+    /// Each lane's two bodies.
+    #[inline(always)]
+    pub fn ends(&self) -> ([u32; WIDTH], [u32; WIDTH]) {
+        (self.a, self.b)
+    }
+
     /// Turns the four contacts to their bodies' positions `pa`, `pb` and
     /// velocities `va`, `vb` at the start of a pass of `aim.h`: the normal
     /// from `a` to `b` (`+y` where they are at one point), the normal speeds
@@ -176,6 +190,8 @@ impl Group {
     pub fn drop_lanes(&mut self, keep: [bool; WIDTH]) {
         for (i, keep) in keep.into_iter().enumerate() {
             if !keep {
+                self.writes[0] &= !(1 << i);
+                self.writes[1] &= !(1 << i);
                 self.wa[i] = 0.0;
                 self.wb[i] = 0.0;
                 self.mass[i] = 0.0;
@@ -223,9 +239,15 @@ impl Group {
         let wanted = sub(self.friction_impulse, scale(self.mass, tangential));
         let limit = self.friction * total;
         let length2 = dot(wanted, wanted);
-        let root = sqrt(length2);
         let over = length2.cmpgt(limit * limit);
-        let total = wanted.map(|w| Vec4::select(over, limit * (w / root), w));
+        // Scaled back to the cone where it is outside (in a resting pile,
+        // few lanes are: the root and the division are skipped).
+        let total = if over.any() {
+            let shrink = limit / sqrt(length2);
+            wanted.map(|w| Vec4::select(over, w * shrink, w))
+        } else {
+            wanted
+        };
         let push = sub(total, self.friction_impulse);
         self.friction_impulse = total;
         (sub(va, scale(self.wa, push)), add(vb, scale(self.wb, push)))
@@ -252,7 +274,7 @@ pub fn solve_one(one: &mut One, va: Vec3A, vb: Vec3A) -> (Vec3A, Vec3A) {
     let limit = one.friction * total;
     let length2 = dot(wanted, wanted);
     let total = if length2 > limit * limit {
-        limit * (wanted / length2.sqrt())
+        wanted * (limit / length2.sqrt())
     } else {
         wanted
     };
@@ -267,6 +289,10 @@ pub fn solve_one(one: &mut One, va: Vec3A, vb: Vec3A) -> (Vec3A, Vec3A) {
 pub struct Lanes {
     pub groups: Vec<Group>,
     pub batches: Vec<Batch>,
+    /// One more than the largest slot a group holds (0 for none): the
+    /// slices of velocities the groups are solved on must be at least as
+    /// long.
+    bound: usize,
     /// Per slot: the level of the last contact holding that moving body
     /// (0: none), while packing; all 0 between packings.
     last: Vec<u32>,
@@ -289,10 +315,17 @@ pub struct Lanes {
 /// Each level's contacts (in the order found) fill groups of four; the
 /// groups of a level do not depend on each other, so the processor may
 /// overlap their work. `slots` is how many bodies there are.
-pub fn pack(contacts: &[One], batches: &[Batch], slots: usize, lanes: &mut Lanes) {
+///
+/// With `merge` (the batches will run on one thread), all batches are
+/// levelled as one run: the levels keep every contact after those it
+/// depends on, so the bits are the same, and the blocks' levels
+/// interleave (blocks share no moving body), so the processor overlaps
+/// their work.
+pub fn pack(contacts: &[One], batches: &[Batch], slots: usize, merge: bool, lanes: &mut Lanes) {
     let Lanes {
         groups,
         batches: packed,
+        bound,
         last,
         level,
         counts,
@@ -300,10 +333,20 @@ pub fn pack(contacts: &[One], batches: &[Batch], slots: usize, lanes: &mut Lanes
     } = lanes;
     groups.clear();
     packed.clear();
+    *bound = contacts
+        .iter()
+        .map(|one| one.a.max(one.b) as usize + 1)
+        .max()
+        .unwrap_or(0);
+    assert!(*bound <= slots, "a contact beyond the bodies");
     if last.len() < slots {
         last.resize(slots, 0);
     }
-    for batch in batches {
+    let mut runs = batches.iter().cloned().peekable();
+    while let Some(mut batch) = runs.next() {
+        while let Some(next) = runs.next_if(|_| merge) {
+            batch.rows.end = next.rows.end;
+        }
         let run = &contacts[batch.rows.clone()];
         if run.is_empty() {
             continue;
@@ -368,14 +411,20 @@ pub fn gather(vel: impl Fn(usize) -> Vec3A, slots: [u32; WIDTH]) -> [Vec4; 3] {
     transpose_in(slots.map(|s| vel(s as usize)))
 }
 
-/// Writes four bodies' velocities `v` (by axis) back, those whose inverse
-/// mass in `w` is positive.
+/// Writes four bodies' velocities `v` (by axis) back, those of the lanes
+/// in `writes` (a bit per lane).
 #[inline(always)]
-pub fn scatter(mut set: impl FnMut(usize, Vec3A), slots: [u32; WIDTH], w: Vec4, v: [Vec4; 3]) {
+pub fn scatter(mut set: impl FnMut(usize, Vec3A), slots: [u32; WIDTH], writes: u8, v: [Vec4; 3]) {
     let rows = transpose_out(v);
-    for i in 0..WIDTH {
-        if w[i] > 0.0 {
+    if writes == (1 << WIDTH) - 1 {
+        for i in 0..WIDTH {
             set(slots[i] as usize, rows[i]);
+        }
+    } else {
+        for i in 0..WIDTH {
+            if writes & (1 << i) != 0 {
+                set(slots[i] as usize, rows[i]);
+            }
         }
     }
 }
@@ -398,6 +447,13 @@ pub enum Visit {
     Round,
 }
 
+impl Lanes {
+    /// See the field `bound`.
+    pub fn bound(&self) -> usize {
+        self.bound
+    }
+}
+
 /// Visits `groups` in order on `vel` (read and written through `get` and
 /// `set`).
 #[inline(always)]
@@ -413,8 +469,8 @@ pub fn solve_groups(
             Visit::WarmStart => group.warm_start(va, vb),
             Visit::Round => group.solve(va, vb),
         };
-        scatter(&mut set, group.a, group.wa, va);
-        scatter(&mut set, group.b, group.wb, vb);
+        scatter(&mut set, group.a, group.writes[0], va);
+        scatter(&mut set, group.b, group.writes[1], vb);
     }
 }
 
@@ -596,7 +652,7 @@ mod tests {
                 joined: false,
             }];
             let mut lanes = Lanes::default();
-            pack(&found, &batches, slots, &mut lanes);
+            pack(&found, &batches, slots, false, &mut lanes);
             assert_eq!(lanes.batches.len(), 1);
             assert_eq!(lanes.batches[0].rows, 0..lanes.groups.len());
             let mut seen = vec![false; n];
@@ -698,7 +754,7 @@ mod tests {
             },
         ];
         let mut lanes = Lanes::default();
-        pack(&found, &batches, 40, &mut lanes);
+        pack(&found, &batches, 40, false, &mut lanes);
         assert_eq!(lanes.batches.len(), 3);
         assert_eq!(
             lanes.batches.iter().map(|b| b.joined).collect::<Vec<_>>(),
@@ -719,7 +775,7 @@ mod tests {
             lanes.groups.iter().map(tag).collect()
         };
         let first = tags(&lanes);
-        pack(&found, &batches, 40, &mut lanes);
+        pack(&found, &batches, 40, false, &mut lanes);
         let second = tags(&lanes);
         assert_eq!(first, second);
     }
@@ -745,10 +801,10 @@ mod tests {
         }];
         let mut lanes = Lanes::default();
         let apart: Vec<One> = (0..8).map(|i| one(2 * i, 2 * i + 1, i)).collect();
-        pack(&apart, &batches, 16, &mut lanes);
+        pack(&apart, &batches, 16, false, &mut lanes);
         assert_eq!(lanes.groups.len(), 2);
         let shared: Vec<One> = (0..8).map(|i| one(0, i + 1, i)).collect();
-        pack(&shared, &batches, 16, &mut lanes);
+        pack(&shared, &batches, 16, false, &mut lanes);
         assert_eq!(lanes.groups.len(), 8);
     }
 }

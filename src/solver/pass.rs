@@ -35,6 +35,7 @@ use crate::kernels::constraints::{
 };
 use crate::kernels::implicit::{Cg, Island, State, plan, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
+use crate::kernels::lanes::WIDTH;
 use crate::kernels::parts::{Span, balance, pieces};
 use crate::kernels::springs::{PartEnds, States, add_spring_forces};
 use crate::solver::SolverState;
@@ -473,13 +474,34 @@ impl Pass {
             warm.planes,
             contacts,
         );
+        // Joined batches of contacts run at once in a large group (a contact
+        // costs about what two bodies' kicks do; a row is a group of four).
+        let spread = Threads {
+            pool: split_pool().filter(|_| group.slots.len() >= self.parallel_threshold),
+            min: (self.parallel_threshold / 2 / WIDTH).max(1),
+        };
         // The pair contacts are found at the group's first pass for the
-        // whole step, and turned to each pass's positions.
+        // whole step, and turned to each pass's positions; on one thread,
+        // all blocks are laid out as one run.
         if self.index == 0 {
             let span = self.h * self.passes as f32;
-            find_pair_contacts(pairs, &group.pair_batches, &bodies, span, pair_contacts);
+            let merge = spread.pool.is_none();
+            let batches = &group.pair_batches;
+            find_pair_contacts(pairs, batches, &bodies, span, merge, pair_contacts);
         }
-        aim_pairs(pair_contacts, &bodies, &rounds, solver.pass_has_invalid);
+        // Each group of contacts is aimed alone: a large group's split over
+        // the threads in even runs.
+        let check = solver.pass_has_invalid;
+        let groups = &mut pair_contacts.lanes.groups[..];
+        let runs = match spread.pool {
+            Some((_, threads)) => threads * JOBS_PER_THREAD,
+            None => 1,
+        };
+        let size = groups.len().div_ceil(runs).max(1);
+        for_each_part(spread.pool, groups.chunks_mut(size), |run| {
+            aim_pairs(run, &bodies, &rounds, check);
+            false
+        });
         let mut moved = core::mem::take(&mut solver.relaxed);
         moved.clear();
         solver.relax_marks.resize(solver.pos.len(), false);
@@ -487,12 +509,6 @@ impl Pass {
             moved: &mut moved,
             marked: &mut solver.relax_marks,
             held: &mut solver.held,
-        };
-        // Joined batches of contacts run at once in a large group (a contact
-        // costs about what two bodies' kicks do).
-        let spread = Threads {
-            pool: split_pool().filter(|_| group.slots.len() >= self.parallel_threshold),
-            min: (self.parallel_threshold / 2).max(1),
         };
         solve(
             Joints { rods, angles },
