@@ -192,6 +192,12 @@ pub enum InterpolationSystems {
 /// yours here in none of the four sets runs at some point of the pass; the
 /// pass then copies around every stage for it.
 ///
+/// Contacts between round bodies are found at the first pass of a fixed
+/// step, for the whole step, and aimed at each pass's positions: if your
+/// system moves a body next to one it was not near at the step's start,
+/// the two meet from the next step. Contacts with planes are found each
+/// pass.
+///
 /// [`Body`]: crate::Body
 /// [`AccumulatedForce`]: crate::AccumulatedForce
 /// [`ConstantForce`]: crate::ConstantForce

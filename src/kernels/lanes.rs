@@ -1,24 +1,27 @@
-//! Pair contacts four at a time: laid out once per pass in wide rows
+//! Pair contacts four at a time: laid out once per step in wide rows
 //! (structure of arrays, one contact to each of a [`Vec4`]'s lanes), so
 //! that a round solves four contacts with the instructions of one.
 //!
 //! Four contacts solved at once must not write one body twice. [`pack`]
-//! puts each contact, in the order found, into the first group of four
-//! that comes after every group holding one of its moving bodies (and that
-//! has room): two contacts that share a moving body keep their order, and
-//! contacts of one group share none. Contacts that share no moving body
-//! commute (each reads and writes only its own two bodies), so solving the
-//! groups in order, four lanes at once, gives the bits of solving the
-//! contacts one by one in the order found: the packing changes the speed of
-//! a round, never its result (`packed_lanes_give_the_bits_of_one_by_one`).
+//! gives each contact, in the order found, a *level*: one more than the
+//! levels of the contacts before it that hold one of its moving bodies.
+//! Contacts of one level share no moving body, and two contacts that share
+//! one keep their order. Contacts that share no moving body commute (each
+//! reads and writes only its own two bodies), so solving the levels in
+//! turn, each level's contacts four lanes at once, gives the bits of
+//! solving the contacts one by one in the order found: the packing changes
+//! the speed of a round, never its result
+//! (`packed_lanes_give_the_bits_of_one_by_one`). The groups of one level
+//! do not depend on each other, so the processor may overlap their work.
 //!
 //! A fixed body (inverse mass 0) is read, never written, so it may sit in
 //! every lane of a group. A group with fewer than four contacts is padded
 //! with lanes of no mass, which write nothing.
 //!
-//! Each lane's arithmetic is [`solve_one`]'s, operation for operation (no
-//! fused multiply-add; `max` as SSE's `x > 0 ? x : 0`), in the same order:
-//! the lanes give one contact's bits whatever the platform's vector width.
+//! Each lane's arithmetic is the same as the tests' `solve_one` (one
+//! contact in plain `f32`s), operation for operation (no fused
+//! multiply-add; `max` as SSE's `x > 0 ? x : 0`), in the same order: the
+//! lanes give one contact's bits whatever the platform's vector width.
 
 use bevy::math::{Vec3A, Vec4};
 
@@ -27,7 +30,7 @@ use super::batches::Batch;
 /// Contacts to a group.
 pub const WIDTH: usize = 4;
 
-/// One pair contact, as [`pack`] takes it and [`solve_one`] solves it.
+/// One pair contact, as [`pack`] takes it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct One {
     pub a: u32,
@@ -86,6 +89,9 @@ impl Group {
         let o: [&One; WIDTH] =
             core::array::from_fn(|i| indices.get(i).map_or(&pad, |&c| &contacts[c as usize]));
         let lanes = |f: fn(&One) -> f32| Vec4::new(f(o[0]), f(o[1]), f(o[2]), f(o[3]));
+        let axes = |f: fn(&One) -> Vec3A| {
+            [0, 1, 2].map(|k| Vec4::new(f(o[0])[k], f(o[1])[k], f(o[2])[k], f(o[3])[k]))
+        };
         let mask =
             |f: fn(&One) -> f32| (0..WIDTH).fold(0, |m, i| m | (((f(o[i]) > 0.0) as u8) << i));
         Self {
@@ -96,21 +102,13 @@ impl Group {
             wb: lanes(|o| o.wb),
             radius: lanes(|o| o.radius),
             restitution: lanes(|o| o.restitution),
-            normal: [
-                lanes(|o| o.normal.x),
-                lanes(|o| o.normal.y),
-                lanes(|o| o.normal.z),
-            ],
+            normal: axes(|o| o.normal),
             target: lanes(|o| o.target),
             relaxed: lanes(|o| o.relaxed),
             friction: lanes(|o| o.friction),
             mass: lanes(|o| o.mass),
             normal_impulse: lanes(|o| o.normal_impulse),
-            friction_impulse: [
-                lanes(|o| o.friction_impulse.x),
-                lanes(|o| o.friction_impulse.y),
-                lanes(|o| o.friction_impulse.z),
-            ],
+            friction_impulse: axes(|o| o.friction_impulse),
         }
     }
 
@@ -221,7 +219,7 @@ impl Group {
     }
 
     /// One round of the four contacts on their bodies' velocities (each
-    /// lane as [`solve_one`]); gives the new velocities.
+    /// lane as the tests' `solve_one`); gives the new velocities.
     #[inline(always)]
     pub fn solve(&mut self, va: [Vec4; 3], vb: [Vec4; 3]) -> ([Vec4; 3], [Vec4; 3]) {
         let n = self.normal;
