@@ -55,7 +55,7 @@ use bevy::math::Vec3A;
 #[cfg(test)]
 use super::batches::OneThread;
 use super::batches::{Batch, SharedSlice, SharedVelocities, Spread};
-use super::lanes::{Aim, Group, Lanes, One, Visit, gather, pack, solve_groups};
+use super::lanes::{Group, Lanes, One, Visit, gather, pack, solve_groups};
 
 /// A rod (`min == max`) or a distance limit in the solver's arrays.
 #[derive(Debug, Clone, Copy)]
@@ -141,8 +141,8 @@ pub type PairContact = One;
 /// four for the rounds (see [`lanes`](super::lanes)).
 #[derive(Debug, Default)]
 pub struct PairContacts {
-    /// As found, in order (their impulses as found: the rounds update
-    /// `lanes`).
+    /// As found, in order: their bodies and materials (the lanes hold
+    /// each contact's normal, targets and impulses for the step).
     pub contacts: Vec<PairContact>,
     pub batches: Vec<Batch>,
     pub lanes: Lanes,
@@ -389,11 +389,6 @@ pub fn find_pair_contacts(
 /// body may be invalid). Each group is aimed alone, so runs of them may be
 /// aimed at once.
 pub fn aim_pairs(groups: &mut [Group], bodies: &Bodies, solve: &Rounds, check: bool) {
-    let aim = Aim {
-        h: solve.h,
-        beta: solve.beta,
-        bounce_threshold: solve.bounce_threshold,
-    };
     let (pos, vel, valid) = (bodies.pos, &*bodies.vel, bodies.valid);
     for group in groups {
         let (a, b) = group.ends();
@@ -407,7 +402,7 @@ pub fn aim_pairs(groups: &mut [Group], bodies: &Bodies, solve: &Rounds, check: b
             gather(|s| vel[s], a),
             gather(|s| vel[s], b),
         ];
-        group.refresh(state, &aim);
+        group.refresh(state, solve);
     }
 }
 

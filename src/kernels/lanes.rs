@@ -26,11 +26,14 @@
 use bevy::math::{Vec3A, Vec4};
 
 use super::batches::Batch;
+use super::constraints::Rounds;
 
 /// Contacts to a group.
 pub const WIDTH: usize = 4;
 
-/// One pair contact, as [`pack`] takes it.
+/// One pair contact, as [`pack`] takes it. The step's finding sets its
+/// bodies, masses and materials; its normal, targets and impulses start at
+/// 0 and, once packed, live in its [`Group`] (aimed each pass).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct One {
     pub a: u32,
@@ -150,13 +153,13 @@ impl Group {
     }
 
     /// Turns the four contacts to their bodies' positions `pa`, `pb` and
-    /// velocities `va`, `vb` at the start of a pass of `aim.h`: the normal
+    /// velocities `va`, `vb` at the start of a pass of `rounds.h`: the normal
     /// from `a` to `b` (`+y` where they are at one point), the normal speeds
     /// aimed for with and without the position bias (see the module docs of
     /// [`constraints`](super::constraints)), and the friction impulse turned
     /// into the plane across the new normal.
     #[inline(always)]
-    pub fn refresh(&mut self, [pa, pb, va, vb]: [[Vec4; 3]; 4], aim: &Aim) {
+    pub fn refresh(&mut self, [pa, pb, va, vb]: [[Vec4; 3]; 4], rounds: &Rounds) {
         let d = sub(pb, pa);
         let distance = sqrt(dot(d, d));
         let apart = distance.cmpgt(Vec4::ZERO);
@@ -167,13 +170,13 @@ impl Group {
         ];
         let gap = distance - self.radius;
         let approach = dot(n, sub(vb, va));
-        let h = Vec4::splat(aim.h);
+        let h = Vec4::splat(rounds.h);
         let hits = (gap + h * approach).cmplt(Vec4::ZERO);
-        let fast = approach.cmplt(Vec4::splat(-aim.bounce_threshold));
+        let fast = approach.cmplt(Vec4::splat(-rounds.bounce_threshold));
         let bounce = Vec4::select(hits & fast, -self.restitution * approach, Vec4::ZERO);
         let outside = gap.cmpge(Vec4::ZERO);
         let close = -gap / h;
-        let biased = Vec4::select(outside, close, Vec4::splat(-aim.beta) * gap / h);
+        let biased = Vec4::select(outside, close, Vec4::splat(-rounds.beta) * gap / h);
         let relaxed = Vec4::select(outside, close, Vec4::ZERO);
         let bouncing = bounce.cmpgt(Vec4::ZERO);
         self.target = Vec4::select(bouncing, bounce.max(biased), biased);
@@ -282,7 +285,7 @@ pub fn solve_one(one: &mut One, va: Vec3A, vb: Vec3A) -> (Vec3A, Vec3A) {
 }
 
 /// A pass's pair contacts in groups, with the batches of groups that the
-/// batches of contacts became, and buffers kept between passes.
+/// batches of contacts became, and buffers kept between steps.
 #[derive(Debug, Default)]
 pub struct Lanes {
     pub groups: Vec<Group>,
@@ -425,15 +428,6 @@ pub fn scatter(mut set: impl FnMut(usize, Vec3A), slots: [u32; WIDTH], writes: u
             }
         }
     }
-}
-
-/// How a pass aims its contacts (see [`Group::refresh`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Aim {
-    pub h: f32,
-    /// The position bias `β`.
-    pub beta: f32,
-    pub bounce_threshold: f32,
 }
 
 /// What one visit of a group does to its bodies' velocities.
