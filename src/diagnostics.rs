@@ -41,4 +41,6 @@
 //! assert!(app.world().get::<Sleeping>(bob).is_some(), "nothing woke");
 //! ```
 
-pub use crate::data::issues::{MeshProblem, PhysicsError, PhysicsIssue, PhysicsWarning};
+pub use crate::data::issues::{
+    MeshProblem, ObstacleProblem, PhysicsError, PhysicsIssue, PhysicsWarning,
+};

@@ -96,6 +96,7 @@ pub mod diagnostics;
 pub mod forces;
 pub mod interpolation;
 pub mod islands;
+pub mod obstacles;
 pub mod origin;
 pub mod spring;
 
@@ -132,6 +133,7 @@ pub use islands::{
     Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
 };
 pub use kernels::stability::SpringStability;
+pub use obstacles::{Obstacle, ObstacleState, ObstacleVelocity};
 pub use origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
 pub use pins::{FollowsBody, PinPlaced, PinnedTo};
 pub use plugin::EulerPhysicsPlugin;
@@ -156,12 +158,13 @@ pub mod prelude {
         ConstraintSettings, ContactMaterial, Damping, DistanceConstraint, DistanceLimit,
         DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, FollowsBody, Gravity, GroundPlane,
         ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
-        InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke, OriginShifted,
-        PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep,
-        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PinPlaced, PinnedTo, PositionHistory,
-        Radius, RestTime, Rope, RopeEnd, RopeParts, ShiftWithOrigin, SleepSettings, SleepThreshold,
-        Sleeping, SleepingDisabled, Spring, SpringFrequency, SubstepBodies, SubstepSystems,
-        Substeps, TransformSyncDisabled, WakeCause, physics_checksum,
+        InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke, Obstacle,
+        ObstacleState, ObstacleVelocity, OriginShifted, PhysicsError, PhysicsIssue, PhysicsOrigin,
+        PhysicsSettings, PhysicsSnapshot, PhysicsStep, PhysicsSubstep, PhysicsSystems,
+        PhysicsWarning, PinPlaced, PinnedTo, PositionHistory, Radius, RestTime, Rope, RopeEnd,
+        RopeParts, ShiftWithOrigin, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled,
+        Spring, SpringFrequency, SubstepBodies, SubstepSystems, Substeps, TransformSyncDisabled,
+        WakeCause, physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

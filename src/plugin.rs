@@ -30,8 +30,8 @@ use crate::pins::{self, FollowsBody, PinPlaced, PinReports, PinnedTo};
 use crate::ropes::{Rope, RopeEnd};
 use crate::snapshot::{BodyState, PhysicsSnapshot};
 use crate::solver::{
-    SolverState, contacts, energy, frequency, gather, origin, rebuild, report, scatter, sleep,
-    wakes,
+    SolverState, contacts, energy, frequency, gather, obstacles, origin, rebuild, report, scatter,
+    sleep, wakes,
 };
 use crate::step::{
     BuiltIn, CurrentPass, StepEnd, StepStart, StepTimer, SteppedElsewhere, SubstepUsers, built_in,
@@ -138,6 +138,7 @@ impl Plugin for EulerPhysicsPlugin {
                     pins::follow_targets,
                     #[cfg(feature = "soft-mesh")]
                     crate::soft_mesh::press_soft_meshes,
+                    obstacles::place_obstacles,
                     wakes::detect_wakes,
                     rebuild::rebuild,
                     gather::gather_written,
@@ -146,6 +147,7 @@ impl Plugin for EulerPhysicsPlugin {
                     contacts::find_pairs_again,
                     gather::gather,
                     gather::gather_forces,
+                    obstacles::lay_out_obstacles,
                 )
                     .chain(),
             )
@@ -234,6 +236,10 @@ fn register_types(app: &mut App) {
         .register_type::<PhysicsIssue>()
         .register_type::<PhysicsWarning>()
         .register_type::<crate::data::issues::MeshProblem>()
+        .register_type::<crate::data::issues::ObstacleProblem>()
+        .register_type::<crate::Obstacle>()
+        .register_type::<crate::ObstacleState>()
+        .register_type::<crate::ObstacleVelocity>()
         .register_type::<PhysicsSettings>()
         .register_type::<PhysicsStep>()
         .register_type::<Substeps>()

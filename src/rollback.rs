@@ -13,7 +13,10 @@
 //! - it registers for rollback every component the next step depends on
 //!   besides your scene's: [`Body`], [`Sleeping`], [`RestTime`] (how long
 //!   each island has rested), [`AccumulatedForce`], [`PositionHistory`]
-//!   and [`PinPlaced`] (which target each pin last placed its body at);
+//!   [`PinPlaced`] (which target each pin last placed its body at) and
+//!   [`ObstacleState`] (where each obstacle was left, which the next step
+//!   sweeps it from; the `Transform` of a moving obstacle is yours to
+//!   register);
 //!   and what an origin shift moves ([`origin`](crate::origin)): the
 //!   [`PhysicsOrigin`] resource and each [`GroundPlane`] (the `Transform`
 //!   of a [`ShiftWithOrigin`](crate::ShiftWithOrigin) entity is yours to
@@ -86,6 +89,7 @@ use crate::data::settings::PhysicsSystems;
 use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
 use crate::islands::{RestTime, Sleeping};
+use crate::obstacles::ObstacleState;
 use crate::origin::PhysicsOrigin;
 use crate::pins::PinPlaced;
 use crate::ropes::PartOfRope;
@@ -120,6 +124,9 @@ impl Plugin for EulerPhysicsRollbackPlugin {
             .rollback_component_with_copy::<AccumulatedForce>()
             .rollback_component_with_copy::<PositionHistory>()
             .rollback_component_with_copy::<PinPlaced>()
+            // Where each obstacle was left, which the next step sweeps it
+            // from.
+            .rollback_component_with_copy::<ObstacleState>()
             .add_observer(roll_back_parts::<PartOfRope>)
             // Origin shifts move the origin and the ground planes.
             .rollback_component_with_copy::<GroundPlane>()

@@ -33,6 +33,7 @@ const LAYERS: &[&[&str]] = &[
         "diagnostics",
         "forces",
         "islands",
+        "obstacles",
         "origin",
         "spring",
         "prelude",

@@ -530,3 +530,70 @@ fn synctest_with_soft_meshes_has_no_mismatch() {
         .all(|(&b, start)| world.get::<Body>(b).unwrap().position.x > start.position.x + 0.5);
     assert!(moved, "the cloth moved with its entity");
 }
+
+/// An obstacle the inputs move.
+#[derive(Component, Clone, Copy)]
+struct Platform;
+
+/// Moves each platform right and up a little each frame, faster while the
+/// input pushes, and turns it.
+fn move_platforms(
+    inputs: Res<PlayerInputs<Config>>,
+    mut platforms: Query<&mut Transform, With<Platform>>,
+) {
+    let input = inputs[0].0;
+    for mut platform in &mut platforms {
+        let v = if input & PUSH != 0 { 0.03 } else { 0.01 };
+        platform.translation += Vec3::new(v, 0.2 * v, 0.0);
+        platform.rotate_y(0.01);
+    }
+}
+
+/// Balls resting on a turning, moving platform and on a static ramp.
+fn obstacle_scene(mut commands: Commands) {
+    commands.spawn((
+        Obstacle::from(Cuboid::new(3.0, 0.2, 3.0)),
+        Transform::default(),
+        Platform,
+        Rollback,
+    ));
+    commands.spawn((
+        Obstacle::from(Cuboid::new(3.0, 0.2, 3.0)),
+        Transform::from_xyz(-3.0, -1.0, 0.0).with_rotation(Quat::from_rotation_z(0.4)),
+        Rollback,
+    ));
+    commands.spawn((
+        Obstacle::from(HalfSpace::new(Vec3::NEG_Y.extend(-3.0))),
+        Rollback,
+    ));
+    for i in 0..30 {
+        let at = Vec3::new((i % 6) as f32 * 0.3 - 2.5, 0.5 + (i / 6) as f32 * 0.3, 0.0);
+        commands.spawn((Body::new(1.0).with_position(at), Radius(0.12), Rollback));
+    }
+}
+
+static OBSTACLE_MISMATCH: AtomicBool = AtomicBool::new(false);
+
+/// Obstacles under GGRS: balls carried by a platform the inputs move and
+/// turn (its `Transform` registered by the game, where each obstacle was
+/// left by the plugin) re-simulate to the same checksums.
+#[test]
+fn synctest_with_moving_obstacles_has_no_mismatch() {
+    let mut app = session_app(&OBSTACLE_MISMATCH);
+    app.rollback_component_with_copy::<Transform>()
+        .add_systems(Startup, obstacle_scene)
+        .add_systems(GgrsSchedule, move_platforms.in_set(PhysicsSystems::Prepare));
+    let mut carried: f32 = 0.0;
+    for _ in 0..300 {
+        app.update();
+        let world = app.world_mut();
+        for body in world.query::<&Body>().iter(world) {
+            carried = carried.max(body.position.x);
+        }
+    }
+    assert!(
+        !OBSTACLE_MISMATCH.load(Ordering::SeqCst),
+        "SyncTest found a mismatch"
+    );
+    assert!(carried > 2.0, "the platform carried balls along: {carried}");
+}

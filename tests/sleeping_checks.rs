@@ -518,6 +518,9 @@ fn the_table_covers_every_issue() {
         PhysicsIssue::SoftMesh {
             problem: bevy_euler_physics::diagnostics::MeshProblem::Empty,
         },
+        PhysicsIssue::Obstacle {
+            problem: bevy_euler_physics::diagnostics::ObstacleProblem::IsABody,
+        },
     ];
     // A new variant added to the enum without a case fails to compile
     // here (the match is exhaustive), and one without a case fails below.
@@ -548,6 +551,10 @@ fn the_table_covers_every_issue() {
             // asset and the settings, before there is an island to sleep:
             // `tests/soft_mesh.rs` covers each problem.
             PhysicsIssue::SoftMesh { .. } => continue,
+            // About an obstacle, which never sleeps: checked at every
+            // step's start, whatever sleeps; `tests/obstacles.rs` covers
+            // each problem.
+            PhysicsIssue::Obstacle { .. } => continue,
         }
         let covered = cases().iter().any(|case| (case.expect)(issue));
         assert!(covered, "no case for {issue:?} ({:?})", sample(issue));

@@ -160,6 +160,13 @@ pub enum PhysicsIssue {
         /// What is wrong.
         problem: MeshProblem,
     },
+    /// An [`Obstacle`](crate::Obstacle) cannot be placed: it is left out
+    /// until it is fixed. Reported once per problem, on its entity. A
+    /// warning only.
+    Obstacle {
+        /// What is wrong.
+        problem: ObstacleProblem,
+    },
     /// The energy of this body's island grew while nothing pushed it: the
     /// step is heating it (see [`Island::load`](crate::Island::load) for
     /// what the stability bound does not see). Said once, and again only
@@ -294,6 +301,60 @@ impl fmt::Display for PhysicsIssue {
                 "the implicit solve of its island met a non-finite value or an unsolvable system; its springs were left out of the pass"
             ),
             Self::SoftMesh { problem } => write!(f, "SoftMesh: {problem}"),
+            Self::Obstacle { problem } => write!(f, "Obstacle: {problem}; left out until fixed"),
+        }
+    }
+}
+
+/// What is wrong with an [`Obstacle`](crate::Obstacle)
+/// ([`PhysicsIssue::Obstacle`]).
+///
+/// ```
+/// use bevy_euler_physics::diagnostics::ObstacleProblem;
+/// assert!(ObstacleProblem::InvalidSize.to_string().contains("size"));
+/// ```
+#[derive(Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Debug, PartialEq, Clone)]
+pub enum ObstacleProblem {
+    /// A size (a radius, a half size, a length, the scale) is zero,
+    /// negative or not finite.
+    InvalidSize,
+    /// The scale would change the shape's kind (a sphere made an
+    /// ellipsoid).
+    NonUniformScale {
+        /// The scale found.
+        scale: Vec3,
+    },
+    /// A convex polygon has fewer than three corners, no area, or is not
+    /// convex.
+    NotAPolygon,
+    /// Its transform (or a parent's) is not finite.
+    NonFinitePose,
+    /// The entity is also a [`Body`](crate::Body): a body has a
+    /// [`Radius`](crate::Radius), not an obstacle shape.
+    IsABody,
+}
+
+impl fmt::Display for ObstacleProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::InvalidSize => write!(
+                f,
+                "a size (radius, half size, length or scale) is zero, negative or not finite"
+            ),
+            Self::NonUniformScale { scale } => write!(
+                f,
+                "the scale {scale} would change the shape's kind; scale a sphere, capsule or circle uniformly, a cylinder equally in X and Z"
+            ),
+            Self::NotAPolygon => write!(
+                f,
+                "the polygon has fewer than three corners, no area, or is not convex"
+            ),
+            Self::NonFinitePose => write!(f, "its transform (or a parent's) is not finite"),
+            Self::IsABody => write!(
+                f,
+                "the entity is also a Body; give a body a Radius, and put the obstacle on an entity of its own"
+            ),
         }
     }
 }

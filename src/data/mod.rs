@@ -4,7 +4,7 @@
 //!
 //! Its files depend on each other bottom up: `requests` (the solver's marks
 //! on entities and what hooks ask of it), `settings`, `forces`, `islands`,
-//! `issues`, `drawing`, `body`, `joins`, `constraints`; `origin` stands
+//! `issues`, `drawing`, `body`, `joins`, `constraints`, `obstacles`; `origin` stands
 //! apart (it imports none of them).
 
 pub(crate) mod body;
@@ -14,6 +14,7 @@ pub(crate) mod forces;
 pub(crate) mod islands;
 pub(crate) mod issues;
 pub(crate) mod joins;
+pub(crate) mod obstacles;
 pub(crate) mod origin;
 pub(crate) mod requests;
 pub(crate) mod settings;

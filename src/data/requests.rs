@@ -50,6 +50,9 @@ pub enum WakeCause {
     SleepingDisabled(Entity),
     /// This body of the island was despawned or lost its `Body`.
     BodyRemoved(Entity),
+    /// This [`Obstacle`](crate::Obstacle) moved, changed, came or went
+    /// near a body of the island.
+    ObstacleMoved(Entity),
     /// A new join merged the island with an awake one.
     Joined,
     /// This awake body touched a body of the island (both have a

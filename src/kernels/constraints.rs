@@ -50,12 +50,13 @@
 //!   ([`aim_pairs`]); they keep their impulses from pass to pass, and are
 //!   solved four at a time (see [`lanes`](super::lanes)).
 
-use bevy::math::Vec3A;
+use bevy::math::{Quat, Vec2, Vec3A};
 
 #[cfg(test)]
 use super::batches::OneThread;
 use super::batches::{Batch, SharedSlice, SharedVelocities, Spread};
 use super::lanes::{Group, Lanes, One, Visit, gather, pack, solve_groups};
+use super::shapes::{Grid, Shape, nearest};
 
 /// A rod (`min == max`) or a distance limit in the solver's arrays.
 #[derive(Debug, Clone, Copy)]
@@ -119,6 +120,8 @@ pub struct RoundRow {
     pub radius: f32,
     /// Its own material, if it has one; else a plane's is used alone.
     pub material: Option<Material>,
+    /// Its collision groups: memberships, filters.
+    pub groups: [u32; 2],
 }
 
 /// Two round bodies near each other, as the broad phase found them for
@@ -181,9 +184,17 @@ pub struct PlaneRow {
 #[derive(Debug, Clone)]
 pub struct Contact {
     slot: usize,
-    /// Its entry in the warm impulses.
+    /// Its entry in the warm impulses of planes (`usize::MAX` for an
+    /// obstacle's).
     warm: usize,
+    /// For an obstacle's contact: its round row and obstacle (else
+    /// `u32::MAX`).
+    round: u32,
+    obstacle: u32,
     normal: Vec3A,
+    /// The velocity of the surface it touches (zero for a plane): the
+    /// friction drives the body's tangential velocity to the surface's.
+    surface: Vec3A,
     /// The normal speed without the position bias, for the relaxing round.
     relaxed: f32,
     target: f32,
@@ -259,7 +270,10 @@ pub fn find_contacts(
             contacts.push(Contact {
                 slot: i,
                 warm: w,
+                round: u32::MAX,
+                obstacle: u32::MAX,
                 normal: plane.normal,
+                surface: Vec3A::ZERO,
                 target: target(gap, approach, hits, material.restitution, solve, true),
                 relaxed: target(gap, approach, hits, material.restitution, solve, false),
                 friction: material.friction,
@@ -268,6 +282,144 @@ pub fn find_contacts(
             });
         }
     }
+}
+
+/// An obstacle placed for one pass (see [`shapes`](super::shapes)): its
+/// shape in its own frame, where that frame is at the pass's start, and
+/// how its surface moves.
+#[derive(Debug, Clone, Copy)]
+pub struct PlacedObstacle {
+    pub shape: Shape,
+    pub center: Vec3A,
+    /// From its frame to the world.
+    pub rotation: Quat,
+    /// The velocity of its frame's origin, and its angular velocity.
+    pub linear: Vec3A,
+    pub angular: Vec3A,
+    pub material: Material,
+    /// Memberships, filters.
+    pub groups: [u32; 2],
+}
+
+impl PlacedObstacle {
+    /// The velocity of the obstacle's surface at `point` (world).
+    #[inline]
+    fn velocity_at(&self, point: Vec3A) -> Vec3A {
+        self.linear + self.angular.cross(point - self.center)
+    }
+}
+
+/// The obstacles of a pass: placed, the polygons' vertices, and the grid
+/// that finds those near a body.
+#[derive(Clone, Copy)]
+pub struct Obstacles<'a> {
+    pub placed: &'a [PlacedObstacle],
+    pub vertices: &'a [Vec2],
+    pub grid: &'a Grid,
+}
+
+/// An obstacle contact's impulses at the end of a pass, for the next pass
+/// of the step, keyed by its round row and obstacle (sorted so).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ObstacleWarm {
+    pub round: u32,
+    pub obstacle: u32,
+    pub warm: Warm,
+}
+
+/// Whether bodies in groups `a` and `b` (memberships, filters) touch.
+#[inline]
+fn groups_touch(a: [u32; 2], b: [u32; 2]) -> bool {
+    a[0] & b[1] != 0 && b[0] & a[1] != 0
+}
+
+/// Appends to `contacts` the contacts of `rounds` with `obstacles`, by
+/// the rule of [`find_contacts`] on the velocity relative to the surface
+/// at the nearest point: the surface's normal speed is added to what a
+/// contact aims for, and its friction drives the body's tangential
+/// velocity to the surface's. Each starts from its impulses in `warm`
+/// (sorted by round row, then obstacle).
+pub fn find_obstacle_contacts(
+    rounds: &[RoundRow],
+    obstacles: Obstacles,
+    bodies: &Bodies,
+    solve: &Rounds,
+    warm: &[ObstacleWarm],
+    contacts: &mut Vec<Contact>,
+) {
+    if obstacles.placed.is_empty() {
+        return;
+    }
+    let h = solve.h;
+    let (pos, vel) = (bodies.pos, &*bodies.vel);
+    for (r, round) in rounds.iter().enumerate() {
+        let i = round.slot as usize;
+        if !bodies.valid[i] || bodies.inv_mass[i] <= 0.0 {
+            continue;
+        }
+        obstacles.grid.near(pos[i], |o| {
+            let obstacle = &obstacles.placed[o as usize];
+            if !groups_touch(round.groups, obstacle.groups) {
+                return;
+            }
+            let local = obstacle.rotation.inverse() * (pos[i] - obstacle.center);
+            let found = nearest(&obstacle.shape, local, obstacles.vertices);
+            let normal = obstacle.rotation * found.normal;
+            let gap = found.distance - round.radius;
+            let surface = obstacle.velocity_at(pos[i] - found.distance * normal);
+            let relative = vel[i] - surface;
+            let approach = normal.dot(relative);
+            let hits = gap + h * approach < 0.0;
+            if !(gap.is_finite() && normal.is_finite() && surface.is_finite())
+                || (!hits && gap >= round.radius + h * relative.length())
+            {
+                return;
+            }
+            let material = round
+                .material
+                .map_or(obstacle.material, |own| own.combine(obstacle.material));
+            let key = (r as u32, o);
+            let last = warm
+                .binary_search_by_key(&key, |w| (w.round, w.obstacle))
+                .ok()
+                .map(|k| &warm[k].warm);
+            let (normal_impulse, friction_impulse) = warmed(last, normal);
+            let lift = normal.dot(surface);
+            contacts.push(Contact {
+                slot: i,
+                warm: usize::MAX,
+                round: key.0,
+                obstacle: o,
+                normal,
+                surface,
+                target: lift + target(gap, approach, hits, material.restitution, solve, true),
+                relaxed: lift + target(gap, approach, hits, material.restitution, solve, false),
+                friction: material.friction,
+                normal_impulse,
+                friction_impulse,
+            });
+        });
+    }
+}
+
+/// The impulses of the obstacle contacts among `contacts` (as the last
+/// pass left them), into `warm`, sorted for [`find_obstacle_contacts`].
+pub fn keep_obstacle_warm(contacts: &[Contact], warm: &mut Vec<ObstacleWarm>) {
+    warm.clear();
+    warm.extend(
+        contacts
+            .iter()
+            .filter(|c| c.obstacle != u32::MAX)
+            .map(|c| ObstacleWarm {
+                round: c.round,
+                obstacle: c.obstacle,
+                warm: Warm {
+                    normal: c.normal_impulse,
+                    friction: c.friction_impulse,
+                },
+            }),
+    );
+    warm.sort_unstable_by_key(|w| (w.round, w.obstacle));
 }
 
 /// A contact's impulses from the last pass, its friction turned into the
@@ -695,8 +847,10 @@ fn solve_contact(contact: &mut Contact, vel: &mut [Vec3A]) {
     let total = (contact.normal_impulse + contact.target - speed).max(0.0);
     *v += (total - contact.normal_impulse) * contact.normal;
     contact.normal_impulse = total;
-    // Friction: accumulated, within the Coulomb cone.
-    let tangential = *v - contact.normal.dot(*v) * contact.normal;
+    // Friction: accumulated, within the Coulomb cone, towards the
+    // surface's velocity.
+    let slip = *v - contact.surface;
+    let tangential = slip - contact.normal.dot(slip) * contact.normal;
     let total = (contact.friction_impulse - tangential)
         .clamp_length_max(contact.friction * contact.normal_impulse);
     *v += total - contact.friction_impulse;
@@ -1168,6 +1322,7 @@ mod tests {
             slot: 0,
             radius: 0.1,
             material: None,
+            groups: [u32::MAX; 2],
         };
         find_contacts(&[round], &[plane], &bodies, &ROUNDS, &[], &mut contacts);
         assert!(contacts.is_empty());
@@ -1189,6 +1344,7 @@ mod tests {
             slot: 0,
             radius: 0.1,
             material: None,
+            groups: [u32::MAX; 2],
         };
         let mut contacts = Vec::new();
         let mut bodies = Bodies {

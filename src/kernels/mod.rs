@@ -18,6 +18,7 @@ pub mod mesh;
 pub mod multigrid;
 pub mod origin;
 pub mod parts;
+pub mod shapes;
 pub mod springs;
 pub mod stability;
 pub mod union_find;

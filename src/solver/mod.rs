@@ -51,6 +51,7 @@ pub(crate) mod contacts;
 pub(crate) mod energy;
 pub(crate) mod frequency;
 pub(crate) mod gather;
+pub(crate) mod obstacles;
 pub(crate) mod origin;
 pub(crate) mod par;
 pub(crate) mod pass;
@@ -173,6 +174,9 @@ pub(crate) struct SolverState {
     /// the contacts of the current pass.
     pub planes: Vec<PlaneRow>,
     pub contacts: Vec<Contact>,
+    /// The obstacles of this step, placed for the current pass: see
+    /// [`obstacles`](obstacles).
+    pub obstacles: obstacles::ObstacleSet,
     /// What the broad phase knows of round bodies: see
     /// [`contacts`](contacts).
     pub touch: contacts::Touch,

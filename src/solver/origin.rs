@@ -9,6 +9,7 @@ use bevy::prelude::*;
 use crate::data::body::Body;
 use crate::data::constraints::GroundPlane;
 use crate::data::drawing::PositionHistory;
+use crate::data::obstacles::{Obstacle, ObstacleState};
 use crate::data::origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
 use crate::kernels::origin::cell_shift;
 use crate::solver::SolverState;
@@ -94,7 +95,9 @@ pub(crate) enum Shift {
 /// detection: a shift is no write of yours, and wakes nothing), each
 /// [`GroundPlane`] (along its normal; without change detection either) and
 /// the `Transform` of ground planes,
-/// [`ShiftWithOrigin`] entities and a [`FloatingOrigin`] without a body.
+/// [`ShiftWithOrigin`] entities, a [`FloatingOrigin`] without a body and
+/// obstacles at the root of their hierarchy (and where each obstacle was
+/// left, [`ObstacleState`]).
 /// Then sends [`OriginShifted`].
 ///
 /// A whole number of cells, the offset moves every position near it
@@ -144,6 +147,23 @@ pub(crate) fn shift_origin(world: &mut World, offset: Vec3, what: Shift) {
     )>();
     for mut transform in scenery.iter_mut(world) {
         transform.translation -= offset;
+    }
+    // Obstacles at the root of their hierarchy (a child moves with its
+    // parent), and where each was left: the shift sweeps none of them.
+    let mut obstacles = world.query_filtered::<&mut Transform, (
+        With<Obstacle>,
+        Without<ChildOf>,
+        Without<Body>,
+        Without<GroundPlane>,
+        Without<ShiftWithOrigin>,
+        Without<FloatingOrigin>,
+    )>();
+    for mut transform in obstacles.iter_mut(world) {
+        transform.translation -= offset;
+    }
+    let mut states = world.query::<&mut ObstacleState>();
+    for mut state in states.iter_mut(world) {
+        state.bypass_change_detection().shift(offset);
     }
     let mut origin = world.resource_mut::<PhysicsOrigin>();
     origin.position += offset.as_dvec3();

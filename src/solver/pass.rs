@@ -30,8 +30,8 @@ use bevy::tasks::TaskPool;
 use crate::data::constraints::ConstraintSettings;
 use crate::kernels::batches::{Batch, OneThread, Spread};
 use crate::kernels::constraints::{
-    Bodies, Joints, PairBatches, Relaxed, Rounds, WarmStart, aim_pairs, find_contacts,
-    find_pair_contacts, solve,
+    Bodies, Joints, Obstacles, PairBatches, Relaxed, Rounds, WarmStart, aim_pairs, find_contacts,
+    find_obstacle_contacts, find_pair_contacts, keep_obstacle_warm, solve,
 };
 use crate::kernels::implicit::{Cg, Island, State, plan, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
@@ -474,6 +474,23 @@ impl Pass {
             warm.planes,
             contacts,
         );
+        // Obstacles where they are at this pass's start in their sweep.
+        let set = &mut solver.obstacles;
+        set.place(self.index as f32 / self.passes as f32);
+        let obstacles = Obstacles {
+            placed: &set.placed,
+            vertices: &set.vertices,
+            grid: &set.grid,
+        };
+        let obstacle_warm = &mut set.warm[self.group];
+        find_obstacle_contacts(
+            round_rows,
+            obstacles,
+            &bodies,
+            &rounds,
+            obstacle_warm,
+            contacts,
+        );
         // Joined batches of contacts run at once in a large group (a contact
         // costs about what two bodies' kicks do; a row is a group of four).
         let spread = Threads {
@@ -522,6 +539,7 @@ impl Pass {
             warm,
             relaxed,
         );
+        keep_obstacle_warm(contacts, obstacle_warm);
         // What the position bias asked for moves the body, not its speed.
         for &(slot, biased) in &moved {
             let s = slot as usize;

@@ -247,6 +247,7 @@ pub(super) fn rows(
                 slot: slot_of[i],
                 radius,
                 material: node.material,
+                groups: [node.groups.memberships, node.groups.filters],
             });
         }
     }

@@ -1,0 +1,297 @@
+//! Obstacles in the step: where each is at the step's start and end, how
+//! its surface moves, and the grid that finds those near a body.
+//!
+//! [`place_obstacles`] runs before the wakes are read: it places each
+//! [`Obstacle`] by its transform (its `Transform` and its parents'),
+//! reports the ones it cannot place, and wakes sleeping bodies near one
+//! that moved, changed, came or went. The step sweeps an obstacle from
+//! where the last step left it ([`ObstacleState`]) to where it is now:
+//! each pass places it at the pass's start (translation interpolated,
+//! rotation slerped) and its surface moves at the velocity of that sweep
+//! (or its [`ObstacleVelocity`]). [`lay_out_obstacles`] runs after the
+//! rebuild: it lays the swept bounds, widened by the reach of the fastest
+//! round body, out in a grid, and clears the contacts' warm impulses.
+
+use bevy::math::{Vec2, Vec3A};
+use bevy::prelude::*;
+use bevy::transform::helper::TransformHelper;
+
+use crate::data::body::Body;
+use crate::data::constraints::{CollisionGroups, ContactMaterial};
+use crate::data::issues::{ObstacleProblem, PhysicsIssue};
+use crate::data::obstacles::{Obstacle, ObstacleState, ObstacleVelocity};
+use crate::data::requests::{SolverRequests, WakeCause, WakeTarget};
+use crate::kernels::constraints::{Material, ObstacleWarm, PlacedObstacle};
+use crate::kernels::shapes::{Grid, Shape, local_bounds, placed_bounds};
+use crate::solver::SolverState;
+use crate::solver::report::Reporter;
+
+/// One obstacle of this step.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ObstacleRow {
+    pub entity: Entity,
+    pub shape: Shape,
+    /// Translation and rotation at the step's start and end.
+    pub start: (Vec3A, Quat),
+    pub end: (Vec3A, Quat),
+    pub linear: Vec3A,
+    pub angular: Vec3A,
+    pub material: Material,
+    pub groups: [u32; 2],
+    /// The world bounds of its sweep.
+    pub bounds: (Vec3A, Vec3A),
+}
+
+/// The obstacles of this step, by entity.
+#[derive(Debug, Default)]
+pub(crate) struct ObstacleSet {
+    pub rows: Vec<ObstacleRow>,
+    /// The polygons' corners.
+    pub vertices: Vec<Vec2>,
+    pub grid: Grid,
+    /// Placed at the current pass's start.
+    pub placed: Vec<PlacedObstacle>,
+    /// Per group: the obstacle contacts' impulses at the end of its last
+    /// pass (cleared at every step's start).
+    pub warm: Vec<Vec<ObstacleWarm>>,
+    bounds: Vec<(Vec3A, Vec3A)>,
+}
+
+impl ObstacleSet {
+    /// Places every obstacle at a share `t` of its sweep through the step
+    /// (into `placed`).
+    pub fn place(&mut self, t: f32) {
+        self.placed.clear();
+        self.placed.extend(self.rows.iter().map(|row| {
+            let (center, rotation) = if row.start == row.end {
+                row.end
+            } else {
+                (
+                    row.start.0.lerp(row.end.0, t),
+                    row.start.1.slerp(row.end.1, t),
+                )
+            };
+            PlacedObstacle {
+                shape: row.shape,
+                center,
+                rotation,
+                linear: row.linear,
+                angular: row.angular,
+                material: row.material,
+                groups: row.groups,
+            }
+        }));
+    }
+}
+
+/// What [`place_obstacles`] reads of each obstacle.
+type ObstacleItem = (
+    Entity,
+    Ref<'static, Obstacle>,
+    &'static mut ObstacleState,
+    Option<&'static ObstacleVelocity>,
+    Option<&'static ContactMaterial>,
+    Option<&'static CollisionGroups>,
+    Has<Body>,
+);
+
+/// Start of the fixed step, before the wakes are read: places every
+/// obstacle for the step (see the [module docs](self)), reports those it
+/// cannot place (once per problem), and wakes the sleeping bodies near an
+/// obstacle that moved, changed, came or went.
+pub(crate) fn place_obstacles(
+    mut solver: ResMut<SolverState>,
+    mut requests: ResMut<SolverRequests>,
+    time: Res<Time<Fixed>>,
+    helper: TransformHelper,
+    mut obstacles: Query<ObstacleItem>,
+    mut reporter: Reporter,
+) {
+    let solver = &mut *solver;
+    let set = &mut solver.obstacles;
+    if obstacles.is_empty() && set.rows.is_empty() {
+        return;
+    }
+    let h = time.timestep().as_secs_f32();
+    let old = core::mem::take(&mut set.rows);
+    set.vertices.clear();
+    let mut moved = Vec::new();
+    for (entity, obstacle, mut state, given, material, groups, is_body) in &mut obstacles {
+        let placed = place(entity, &obstacle, &helper, is_body, &mut set.vertices);
+        let (shape, (scale_free, end)) = match placed {
+            Ok(found) => found,
+            Err(problem) => {
+                if state.reported != Some(problem) {
+                    reporter.warn(entity, PhysicsIssue::Obstacle { problem });
+                    state.bypass_change_detection().reported = Some(problem);
+                }
+                continue;
+            }
+        };
+        let state = state.bypass_change_detection();
+        state.reported = None;
+        let start = match state.previous {
+            Some((c, q)) if !state.teleport => (Vec3A::from(c), q),
+            _ => end,
+        };
+        state.previous = Some((end.0.into(), end.1));
+        state.teleport = false;
+        let (linear, angular) = match given {
+            Some(v) => (v.linear.into(), v.angular.into()),
+            None => sweep_velocity(start, end, h),
+        };
+        let bounds = match scale_free {
+            Some(local) => {
+                let (a, b) = (
+                    placed_bounds(local, start.0, start.1),
+                    placed_bounds(local, end.0, end.1),
+                );
+                (a.0.min(b.0), a.1.max(b.1))
+            }
+            None => (Vec3A::NEG_INFINITY, Vec3A::INFINITY),
+        };
+        let material = material.copied().unwrap_or_default().sanitized();
+        let groups = groups.copied().unwrap_or_default();
+        if start != end || obstacle.is_changed() {
+            moved.push((entity, bounds));
+        }
+        set.rows.push(ObstacleRow {
+            entity,
+            shape,
+            start,
+            end,
+            linear,
+            angular,
+            material: Material {
+                restitution: material.restitution,
+                friction: material.friction,
+            },
+            groups: [groups.memberships, groups.filters],
+            bounds,
+        });
+    }
+    // In entity order, whatever the query's.
+    set.rows.sort_unstable_by_key(|row| row.entity);
+    for row in &old {
+        if set
+            .rows
+            .binary_search_by_key(&row.entity, |r| r.entity)
+            .is_err()
+        {
+            moved.push((row.entity, row.bounds));
+        }
+    }
+    if solver.any_sleeping || requests.resynced {
+        wake_near(&solver.touch.sleepers, &moved, &mut requests);
+    }
+}
+
+/// An obstacle's shape (with its bounds in its own frame) and its
+/// translation and rotation, or what is wrong.
+#[allow(clippy::type_complexity)]
+fn place(
+    entity: Entity,
+    obstacle: &Obstacle,
+    helper: &TransformHelper,
+    is_body: bool,
+    vertices: &mut Vec<Vec2>,
+) -> Result<(Shape, (Option<(Vec3A, Vec3A)>, (Vec3A, Quat))), ObstacleProblem> {
+    if is_body {
+        return Err(ObstacleProblem::IsABody);
+    }
+    let global = helper
+        .compute_global_transform(entity)
+        .map_err(|_| ObstacleProblem::NonFinitePose)?;
+    let (scale, rotation, translation) = global.to_scale_rotation_translation();
+    if !translation.is_finite() {
+        return Err(ObstacleProblem::NonFinitePose);
+    }
+    // (A zero scale leaves no rotation to find.)
+    if !(scale.is_finite() && scale.min_element() > 0.0) {
+        return Err(ObstacleProblem::InvalidSize);
+    }
+    if !rotation.is_finite() {
+        return Err(ObstacleProblem::NonFinitePose);
+    }
+    let from = vertices.len();
+    let shape = obstacle
+        .shape(scale, vertices)
+        .inspect_err(|_| vertices.truncate(from))?;
+    let bounds = local_bounds(&shape, vertices);
+    Ok((shape, (bounds, (translation.into(), rotation.normalize()))))
+}
+
+/// The velocity of a sweep from `start` to `end` within `h` seconds:
+/// linear, and angular about the shorter way round.
+fn sweep_velocity(start: (Vec3A, Quat), end: (Vec3A, Quat), h: f32) -> (Vec3A, Vec3A) {
+    if h <= 0.0 || start == end {
+        return (Vec3A::ZERO, Vec3A::ZERO);
+    }
+    let linear = (end.0 - start.0) / h;
+    let mut turn = end.1 * start.1.inverse();
+    if turn.w < 0.0 {
+        turn = -turn;
+    }
+    let (axis, angle) = turn.to_axis_angle();
+    let angular = if angle.is_finite() && axis.is_finite() {
+        Vec3A::from(axis) * (angle / h)
+    } else {
+        Vec3A::ZERO
+    };
+    (linear, angular)
+}
+
+/// Asks to wake each sleeping body within reach of the bounds of an
+/// obstacle in `moved`.
+fn wake_near(
+    sleepers: &[crate::solver::contacts::Sleeper],
+    moved: &[(Entity, (Vec3A, Vec3A))],
+    requests: &mut SolverRequests,
+) {
+    for &(entity, (min, max)) in moved {
+        for sleeper in sleepers {
+            let reach = Vec3A::splat(sleeper.reach);
+            let p = sleeper.pos;
+            if p.cmpge(min - reach).all() && p.cmple(max + reach).all() {
+                requests.wake(
+                    WakeTarget::Body(sleeper.body.entity),
+                    WakeCause::ObstacleMoved(entity),
+                );
+            }
+        }
+    }
+}
+
+/// Start of the fixed step, after the rebuild and the gather: lays the
+/// obstacles' swept bounds out in the grid, widened by the farthest a
+/// round body reaches in the step, and clears the contacts' warm
+/// impulses.
+pub(crate) fn lay_out_obstacles(mut solver: ResMut<SolverState>, time: Res<Time<Fixed>>) {
+    let solver = &mut *solver;
+    let groups = solver.groups.len();
+    let set = &mut solver.obstacles;
+    set.warm.resize_with(groups, Vec::new);
+    for warm in &mut set.warm {
+        warm.clear();
+    }
+    if set.rows.is_empty() {
+        set.grid.build(&[]);
+        return;
+    }
+    let h = time.timestep().as_secs_f32();
+    // A body meets an obstacle within its radius plus the speculative
+    // margin (its radius again and a pass's travel): twice, for the speed
+    // it gains within the step.
+    let margin = solver
+        .rounds
+        .iter()
+        .map(|round| 2.0 * round.radius + 2.0 * h * solver.vel[round.slot as usize].length())
+        .filter(|m| m.is_finite())
+        .fold(0.0f32, f32::max);
+    set.bounds.clear();
+    set.bounds.extend(set.rows.iter().map(|row| {
+        let m = Vec3A::splat(margin);
+        (row.bounds.0 - m, row.bounds.1 + m)
+    }));
+    set.grid.build(&set.bounds);
+}
