@@ -170,10 +170,9 @@ impl Obstacle {
             },
             Self::Cuboid(c) => {
                 let half = c.half_size * scale;
-                half.to_array()
-                    .map(size)
-                    .into_iter()
-                    .collect::<Result<Vec<_>, _>>()?;
+                for x in half.to_array() {
+                    size(x)?;
+                }
                 Shape::Cuboid { half: half.into() }
             }
             Self::Capsule(c) => {
@@ -225,7 +224,8 @@ impl Obstacle {
     }
 }
 
-/// A convex polygon's corners, scaled, appended counter-clockwise.
+/// A convex polygon's corners, scaled, appended counter-clockwise (on an
+/// error, some may have been appended).
 fn polygon(
     corners: &[Vec2],
     scale: Vec2,
@@ -235,7 +235,9 @@ fn polygon(
     if n < 3 {
         return Err(ObstacleProblem::NotAPolygon);
     }
-    let scaled: Vec<Vec2> = corners.iter().map(|&c| c * scale).collect();
+    let start = vertices.len();
+    vertices.extend(corners.iter().map(|&c| c * scale));
+    let scaled = &mut vertices[start..];
     if !scaled.iter().all(|c| c.is_finite()) {
         return Err(ObstacleProblem::InvalidSize);
     }
@@ -250,14 +252,11 @@ fn polygon(
     if area == 0.0 || (0..n).any(|i| turn(i) * area < 0.0) {
         return Err(ObstacleProblem::NotAPolygon);
     }
-    let start = vertices.len() as u32;
-    if area > 0.0 {
-        vertices.extend(&scaled);
-    } else {
-        vertices.extend(scaled.iter().rev());
+    if area < 0.0 {
+        scaled.reverse();
     }
     Ok(Shape::Polygon {
-        start,
+        start: start as u32,
         end: vertices.len() as u32,
     })
 }

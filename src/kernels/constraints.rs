@@ -243,7 +243,6 @@ pub fn find_contacts(
     warm: &[Warm],
     contacts: &mut Vec<Contact>,
 ) {
-    let h = solve.h;
     let (pos, vel) = (bodies.pos, &*bodies.vel);
     contacts.clear();
     for (r, round) in rounds.iter().enumerate() {
@@ -253,35 +252,79 @@ pub fn find_contacts(
         }
         for (p, plane) in planes.iter().enumerate() {
             let gap = plane.normal.dot(pos[i]) - plane.offset - round.radius;
-            let approach = plane.normal.dot(vel[i]);
-            let hits = gap + h * approach < 0.0;
-            // A speculative contact only limits the approach to what closes
-            // the gap.
-            if !hits && gap >= round.radius + h * vel[i].length() {
-                continue;
-            }
-            let surface = Material {
+            let material = Material {
                 restitution: plane.restitution,
                 friction: plane.friction,
             };
-            let material = round.material.map_or(surface, |own| own.combine(surface));
             let w = r * planes.len() + p;
-            let (normal_impulse, friction_impulse) = warmed(warm.get(w), plane.normal);
-            contacts.push(Contact {
-                slot: i,
-                warm: w,
-                round: u32::MAX,
-                obstacle: u32::MAX,
+            let at = Surface {
                 normal: plane.normal,
-                surface: Vec3A::ZERO,
-                target: target(gap, approach, hits, material.restitution, solve, true),
-                relaxed: target(gap, approach, hits, material.restitution, solve, false),
-                friction: material.friction,
-                normal_impulse,
-                friction_impulse,
-            });
+                gap,
+                velocity: Vec3A::ZERO,
+                material,
+            };
+            if let Some(contact) = surface_contact(round, vel[i], at, solve, warm.get(w)) {
+                contacts.push(Contact { warm: w, ..contact });
+            }
         }
     }
+}
+
+/// Where a round body meets a surface (a plane's, an obstacle's): the
+/// outward normal, the gap, the surface's velocity there and its
+/// material.
+#[derive(Clone, Copy)]
+struct Surface {
+    normal: Vec3A,
+    gap: f32,
+    velocity: Vec3A,
+    material: Material,
+}
+
+/// The contact of `round` (moving at `vel`) with a surface, on the
+/// velocity relative to the surface: a contact exists when the drift would
+/// cross the surface within the pass, or (speculatively, limiting the
+/// approach to what closes the gap) when the body is near it. The
+/// surface's normal speed is added to what the contact aims for, and its
+/// friction drives the tangential velocity to the surface's. It starts
+/// from the impulses `last` (turned into its tangent plane); its entries
+/// for the warm impulses are left unset.
+#[inline]
+fn surface_contact(
+    round: &RoundRow,
+    vel: Vec3A,
+    at: Surface,
+    solve: &Rounds,
+    last: Option<&Warm>,
+) -> Option<Contact> {
+    let Surface {
+        normal,
+        gap,
+        velocity,
+        material,
+    } = at;
+    let relative = vel - velocity;
+    let approach = normal.dot(relative);
+    let hits = gap + solve.h * approach < 0.0;
+    if !hits && gap >= round.radius + solve.h * relative.length() {
+        return None;
+    }
+    let material = round.material.map_or(material, |own| own.combine(material));
+    let lift = normal.dot(velocity);
+    let (normal_impulse, friction_impulse) = warmed(last, normal);
+    Some(Contact {
+        slot: round.slot as usize,
+        warm: usize::MAX,
+        round: u32::MAX,
+        obstacle: u32::MAX,
+        normal,
+        surface: velocity,
+        target: lift + target(gap, approach, hits, material.restitution, solve, true),
+        relaxed: lift + target(gap, approach, hits, material.restitution, solve, false),
+        friction: material.friction,
+        normal_impulse,
+        friction_impulse,
+    })
 }
 
 /// An obstacle placed for one pass (see [`shapes`](super::shapes)): its
@@ -291,8 +334,9 @@ pub fn find_contacts(
 pub struct PlacedObstacle {
     pub shape: Shape,
     pub center: Vec3A,
-    /// From its frame to the world.
+    /// From its frame to the world, and back.
     pub rotation: Quat,
+    pub to_local: Quat,
     /// The velocity of its frame's origin, and its angular velocity.
     pub linear: Vec3A,
     pub angular: Vec3A,
@@ -334,11 +378,10 @@ fn groups_touch(a: [u32; 2], b: [u32; 2]) -> bool {
 }
 
 /// Appends to `contacts` the contacts of `rounds` with `obstacles`, by
-/// the rule of [`find_contacts`] on the velocity relative to the surface
-/// at the nearest point: the surface's normal speed is added to what a
-/// contact aims for, and its friction drives the body's tangential
-/// velocity to the surface's. Each starts from its impulses in `warm`
-/// (sorted by round row, then obstacle).
+/// the rule of [`find_contacts`] (one function for both) at the nearest
+/// point of each obstacle near the body, with the surface's velocity
+/// there. Each starts from its impulses in `warm` (sorted by round row,
+/// then obstacle).
 pub fn find_obstacle_contacts(
     rounds: &[RoundRow],
     obstacles: Obstacles,
@@ -350,7 +393,6 @@ pub fn find_obstacle_contacts(
     if obstacles.placed.is_empty() {
         return;
     }
-    let h = solve.h;
     let (pos, vel) = (bodies.pos, &*bodies.vel);
     for (r, round) in rounds.iter().enumerate() {
         let i = round.slot as usize;
@@ -362,42 +404,30 @@ pub fn find_obstacle_contacts(
             if !groups_touch(round.groups, obstacle.groups) {
                 return;
             }
-            let local = obstacle.rotation.inverse() * (pos[i] - obstacle.center);
+            let local = obstacle.to_local * (pos[i] - obstacle.center);
             let found = nearest(&obstacle.shape, local, obstacles.vertices);
             let normal = obstacle.rotation * found.normal;
-            let gap = found.distance - round.radius;
-            let surface = obstacle.velocity_at(pos[i] - found.distance * normal);
-            let relative = vel[i] - surface;
-            let approach = normal.dot(relative);
-            let hits = gap + h * approach < 0.0;
-            if !(gap.is_finite() && normal.is_finite() && surface.is_finite())
-                || (!hits && gap >= round.radius + h * relative.length())
-            {
+            let at = Surface {
+                normal,
+                gap: found.distance - round.radius,
+                velocity: obstacle.velocity_at(pos[i] - found.distance * normal),
+                material: obstacle.material,
+            };
+            if !(at.gap.is_finite() && normal.is_finite() && at.velocity.is_finite()) {
                 return;
             }
-            let material = round
-                .material
-                .map_or(obstacle.material, |own| own.combine(obstacle.material));
             let key = (r as u32, o);
             let last = warm
                 .binary_search_by_key(&key, |w| (w.round, w.obstacle))
                 .ok()
                 .map(|k| &warm[k].warm);
-            let (normal_impulse, friction_impulse) = warmed(last, normal);
-            let lift = normal.dot(surface);
-            contacts.push(Contact {
-                slot: i,
-                warm: usize::MAX,
-                round: key.0,
-                obstacle: o,
-                normal,
-                surface,
-                target: lift + target(gap, approach, hits, material.restitution, solve, true),
-                relaxed: lift + target(gap, approach, hits, material.restitution, solve, false),
-                friction: material.friction,
-                normal_impulse,
-                friction_impulse,
-            });
+            if let Some(contact) = surface_contact(round, vel[i], at, solve, last) {
+                contacts.push(Contact {
+                    round: key.0,
+                    obstacle: o,
+                    ..contact
+                });
+            }
         });
     }
 }

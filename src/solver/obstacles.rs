@@ -75,6 +75,7 @@ impl ObstacleSet {
                 shape: row.shape,
                 center,
                 rotation,
+                to_local: rotation.inverse(),
                 linear: row.linear,
                 angular: row.angular,
                 material: row.material,
@@ -118,7 +119,11 @@ pub(crate) fn place_obstacles(
     let mut moved = Vec::new();
     for (entity, obstacle, mut state, given, material, groups, is_body) in &mut obstacles {
         let placed = place(entity, &obstacle, &helper, is_body, &mut set.vertices);
-        let (shape, (scale_free, end)) = match placed {
+        let Placed {
+            shape,
+            local,
+            pose: end,
+        } = match placed {
             Ok(found) => found,
             Err(problem) => {
                 if state.reported != Some(problem) {
@@ -140,7 +145,7 @@ pub(crate) fn place_obstacles(
             Some(v) => (v.linear.into(), v.angular.into()),
             None => sweep_velocity(start, end, h),
         };
-        let bounds = match scale_free {
+        let bounds = match local {
             Some(local) => {
                 let (a, b) = (
                     placed_bounds(local, start.0, start.1),
@@ -186,16 +191,24 @@ pub(crate) fn place_obstacles(
     }
 }
 
-/// An obstacle's shape (with its bounds in its own frame) and its
-/// translation and rotation, or what is wrong.
-#[allow(clippy::type_complexity)]
+/// An obstacle as its transform places it now.
+struct Placed {
+    /// Its shape, scaled.
+    shape: Shape,
+    /// Its bounds in its own frame (none for a half-space).
+    local: Option<(Vec3A, Vec3A)>,
+    /// Its translation and rotation.
+    pose: (Vec3A, Quat),
+}
+
+/// An obstacle as its transform places it now, or what is wrong.
 fn place(
     entity: Entity,
     obstacle: &Obstacle,
     helper: &TransformHelper,
     is_body: bool,
     vertices: &mut Vec<Vec2>,
-) -> Result<(Shape, (Option<(Vec3A, Vec3A)>, (Vec3A, Quat))), ObstacleProblem> {
+) -> Result<Placed, ObstacleProblem> {
     if is_body {
         return Err(ObstacleProblem::IsABody);
     }
@@ -217,8 +230,11 @@ fn place(
     let shape = obstacle
         .shape(scale, vertices)
         .inspect_err(|_| vertices.truncate(from))?;
-    let bounds = local_bounds(&shape, vertices);
-    Ok((shape, (bounds, (translation.into(), rotation.normalize()))))
+    Ok(Placed {
+        local: local_bounds(&shape, vertices),
+        shape,
+        pose: (translation.into(), rotation.normalize()),
+    })
 }
 
 /// The velocity of a sweep from `start` to `end` within `h` seconds:
