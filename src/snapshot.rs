@@ -9,7 +9,9 @@
 //! each body's `Transform` at its position). It also holds the
 //! [`PhysicsOrigin`] (see [`origin`](crate::origin)) and each
 //! [`GroundPlane`]'s offset, which origin shifts move: a restore puts them
-//! back. Islands, substep counts and the solver's
+//! back; and each [`Obstacle`](crate::Obstacle)'s [`ObstacleState`] (where
+//! the last step left it, which the next step sweeps it from; its
+//! `Transform` is your scene's). Islands, substep counts and the solver's
 //! index are worked out again from the components at the next step, so they
 //! need no saving.
 //!
@@ -54,6 +56,7 @@ use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
 use crate::islands::WakeCause;
 use crate::islands::{RestTime, Sleeping};
+use crate::obstacles::ObstacleState;
 use crate::origin::PhysicsOrigin;
 use crate::pins::PinPlaced;
 use crate::solver::origin::{Shift, shift_origin};
@@ -146,6 +149,8 @@ pub struct PhysicsSnapshot {
     /// Each ground plane's offset, which origin shifts move, in entity
     /// order.
     planes: Vec<(Entity, f32)>,
+    /// Where the last step left each obstacle, in entity order.
+    obstacles: Vec<(Entity, ObstacleState)>,
 }
 
 /// What [`PhysicsSnapshot::restore`] did.
@@ -226,10 +231,17 @@ impl PhysicsSnapshot {
             .map(|(entity, plane)| (entity, plane.offset))
             .collect();
         planes.sort_by_key(|&(entity, _)| entity);
+        let mut obstacles = world.query::<(Entity, &ObstacleState)>();
+        let mut obstacles: Vec<(Entity, ObstacleState)> = obstacles
+            .iter(world)
+            .map(|(entity, state)| (entity, *state))
+            .collect();
+        obstacles.sort_by_key(|&(entity, _)| entity);
         Self {
             bodies,
             origin,
             planes,
+            obstacles,
         }
     }
 
@@ -380,6 +392,12 @@ impl PhysicsSnapshot {
                 && plane.offset.to_bits() != offset.to_bits()
             {
                 plane.offset = offset;
+            }
+        }
+        // In the saved frame, after the shift above moved them.
+        for &(entity, state) in &self.obstacles {
+            if let Some(mut now) = world.get_mut::<ObstacleState>(entity) {
+                *now = state;
             }
         }
     }

@@ -702,3 +702,47 @@ fn one_and_two_threads_agree_among_obstacles() {
         "1 thread, split"
     );
 }
+
+/// A ball riding a moving platform: saved, stepped on,
+/// restored (with the platform's `Transform`, the scene's own) and stepped
+/// again, it takes the same path to the bit: the snapshot holds where the
+/// last step left the platform, which the next step sweeps it from.
+#[test]
+fn a_snapshot_restore_repeats_a_moving_platform() {
+    let mut app = app();
+    no_sleep(&mut app);
+    with_movers(&mut app);
+    let platform = spawn(
+        &mut app,
+        (
+            Obstacle::from(Cuboid::new(4.0, 0.2, 4.0)),
+            Transform::default(),
+            Mover(Vec3::new(0.7, 0.3, 0.0)),
+            ContactMaterial::new(0.0, 0.8),
+        ),
+    );
+    let ball = drop_ball(&mut app, Vec3::new(0.5, 0.1 + R, 0.0));
+    step(&mut app, 30);
+    let saved = PhysicsSnapshot::save(app.world_mut());
+    let transform = *app.world().get::<Transform>(platform).unwrap();
+    let path = |app: &mut App| {
+        (0..40)
+            .map(|_| {
+                step(app, 1);
+                let b = body(app, ball);
+                (
+                    b.position.to_array().map(f32::to_bits),
+                    b.velocity.to_array().map(f32::to_bits),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let first = path(&mut app);
+    saved.restore(app.world_mut());
+    *app.world_mut().get_mut::<Transform>(platform).unwrap() = transform;
+    assert_eq!(path(&mut app), first);
+    assert!(
+        body(&app, ball).position.x > 1.0,
+        "the platform carried the ball"
+    );
+}
