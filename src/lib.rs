@@ -133,7 +133,7 @@ pub use islands::{
     Sleeping, SleepingDisabled, SubstepBodies, Substeps, WakeCause,
 };
 pub use kernels::stability::SpringStability;
-pub use obstacles::{Obstacle, ObstacleState, ObstacleVelocity};
+pub use obstacles::{HeightField, Obstacle, ObstacleState, ObstacleVelocity, TriangleMesh};
 pub use origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
 pub use pins::{FollowsBody, PinPlaced, PinnedTo};
 pub use plugin::EulerPhysicsPlugin;
@@ -157,14 +157,14 @@ pub mod prelude {
         AccumulatedForce, AngleLimit, AutoSubsteps, Body, CollisionGroups, ConstantForce,
         ConstraintSettings, ContactMaterial, Damping, DistanceConstraint, DistanceLimit,
         DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, FollowsBody, Gravity, GroundPlane,
-        ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
+        HeightField, ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
         InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke, Obstacle,
         ObstacleState, ObstacleVelocity, OriginShifted, PhysicsError, PhysicsIssue, PhysicsOrigin,
         PhysicsSettings, PhysicsSnapshot, PhysicsStep, PhysicsSubstep, PhysicsSystems,
         PhysicsWarning, PinPlaced, PinnedTo, PositionHistory, Radius, RestTime, Rope, RopeEnd,
         RopeParts, ShiftWithOrigin, SleepSettings, SleepThreshold, Sleeping, SleepingDisabled,
         Spring, SpringFrequency, SubstepBodies, SubstepSystems, Substeps, TransformSyncDisabled,
-        WakeCause, physics_checksum,
+        TriangleMesh, WakeCause, physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

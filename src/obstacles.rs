@@ -1,8 +1,9 @@
 //! Shapes of the game's world that bodies touch: walls, ramps, platforms,
 //! a character's limbs.
 //!
-//! An [`Obstacle`] holds one of Bevy's primitives and is placed by its
-//! entity's transform. Round bodies (those with a
+//! An [`Obstacle`] holds one of Bevy's primitives, a [`TriangleMesh`]
+//! (a level's geometry) or a [`HeightField`] (a terrain), and is placed by
+//! its entity's transform. Round bodies (those with a
 //! [`Radius`](crate::Radius)) meet it as they meet a
 //! [`GroundPlane`](crate::GroundPlane): found each pass within the
 //! speculative margin, with the obstacle's
@@ -33,4 +34,6 @@
 //! assert!((y - 1.1).abs() < 0.002, "rests at its radius above the box: {y}");
 //! ```
 
-pub use crate::data::obstacles::{Obstacle, ObstacleState, ObstacleVelocity};
+pub use crate::data::obstacles::{
+    HeightField, Obstacle, ObstacleState, ObstacleVelocity, TriangleMesh,
+};

@@ -240,6 +240,8 @@ fn register_types(app: &mut App) {
         .register_type::<crate::Obstacle>()
         .register_type::<crate::ObstacleState>()
         .register_type::<crate::ObstacleVelocity>()
+        .register_type::<crate::TriangleMesh>()
+        .register_type::<crate::HeightField>()
         .register_type::<PhysicsSettings>()
         .register_type::<PhysicsStep>()
         .register_type::<Substeps>()

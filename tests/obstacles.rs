@@ -103,7 +103,46 @@ fn kinds() -> Vec<(&'static str, Obstacle, Transform, f32)> {
             Transform::from_xyz(0.0, 0.5, 0.0),
             1.0,
         ),
+        (
+            "triangle mesh",
+            quad(1.0).into(),
+            Transform::from_xyz(0.0, 0.4, 0.0).with_rotation(turned),
+            0.4,
+        ),
+        (
+            "triangle mesh, one-sided, scaled",
+            quad(1.0).one_sided().into(),
+            Transform::from_xyz(0.0, 0.4, 0.0).with_scale(Vec3::new(2.0, 5.0, 0.5)),
+            0.4,
+        ),
+        (
+            "height field, scaled",
+            HeightField::new(vec![0.2; 9], 3, Vec2::splat(2.0)).into(),
+            Transform::from_xyz(0.0, 0.1, 0.0).with_scale(Vec3::splat(2.0)),
+            0.5,
+        ),
+        (
+            "Bevy mesh",
+            TriangleMesh::from_mesh(&Plane3d::default().mesh().size(3.0, 3.0).build())
+                .unwrap()
+                .into(),
+            Transform::from_xyz(0.0, 0.3, 0.0),
+            0.3,
+        ),
     ]
+}
+
+/// A square of two triangles, `half` from its centre, facing up.
+fn quad(half: f32) -> TriangleMesh {
+    TriangleMesh::new(
+        vec![
+            Vec3::new(-half, 0.0, -half),
+            Vec3::new(-half, 0.0, half),
+            Vec3::new(half, 0.0, half),
+            Vec3::new(half, 0.0, -half),
+        ],
+        vec![[0, 1, 2], [0, 2, 3]],
+    )
 }
 
 /// A ball dropped on each kind comes to rest at its radius above the
@@ -557,6 +596,48 @@ fn bad_obstacles_are_reported_once_and_left_out() {
             true,
             ObstacleProblem::IsABody,
         ),
+        (
+            TriangleMesh::new(vec![Vec3::ZERO, Vec3::NAN, Vec3::Z], vec![[0, 2, 1]]).into(),
+            Transform::default(),
+            false,
+            ObstacleProblem::NonFiniteVertices { count: 1 },
+        ),
+        (
+            TriangleMesh::default().into(),
+            Transform::default(),
+            false,
+            ObstacleProblem::EmptyMesh,
+        ),
+        (
+            TriangleMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::X], vec![[0, 1, 2]]).into(),
+            Transform::default(),
+            false,
+            ObstacleProblem::EmptyMesh,
+        ),
+        (
+            TriangleMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Z], vec![[0, 2, 3]]).into(),
+            Transform::default(),
+            false,
+            ObstacleProblem::IndexOutOfRange {
+                index: 3,
+                vertices: 3,
+            },
+        ),
+        (
+            HeightField::new(vec![0.0; 7], 3, Vec2::ONE).into(),
+            Transform::default(),
+            false,
+            ObstacleProblem::HeightFieldSamples {
+                heights: 7,
+                columns: 3,
+            },
+        ),
+        (
+            HeightField::new(vec![0.0, f32::NAN, 0.0, 0.0], 2, Vec2::ONE).into(),
+            Transform::default(),
+            false,
+            ObstacleProblem::NonFiniteVertices { count: 1 },
+        ),
     ];
     for (obstacle, transform, is_body, problem) in cases {
         let mut app = app();
@@ -593,8 +674,8 @@ fn bad_obstacles_are_reported_once_and_left_out() {
     }
 }
 
-/// A pile of balls poured on turned boxes, a sphere, a capsule moving
-/// back and forth and a turning cylinder.
+/// A pile of balls poured on turned boxes, a sphere, a moving capsule, a
+/// turning cylinder, a turning mesh and a height field.
 fn pile(threshold: usize) -> u64 {
     let mut app = app();
     app.insert_resource(PhysicsSettings {
@@ -649,6 +730,25 @@ fn pile(threshold: usize) -> u64 {
             Obstacle::from(Cylinder::new(0.3, 1.0)),
             Transform::from_xyz(1.0, 0.5, -0.5),
             Spin,
+        ),
+    );
+    spawn(
+        &mut app,
+        (
+            Obstacle::from(quad(0.8)),
+            Transform::from_xyz(0.0, 0.6, -1.0).with_rotation(Quat::from_rotation_x(0.2)),
+            Spin,
+        ),
+    );
+    spawn(
+        &mut app,
+        (
+            Obstacle::from(HeightField::new(
+                vec![0.0, 0.3, 0.1, 0.2, 0.0, 0.3, 0.1, 0.0, 0.2],
+                3,
+                Vec2::splat(2.0),
+            )),
+            Transform::from_xyz(1.5, 0.1, 1.0),
         ),
     );
     for i in 0..600 {
@@ -745,4 +845,104 @@ fn a_snapshot_restore_repeats_a_moving_platform() {
         body(&app, ball).position.x > 1.0,
         "the platform carried the ball"
     );
+}
+
+/// A ball at 300 m/s meets a single triangle (two-sided) and stays on its
+/// side.
+#[test]
+fn a_fast_ball_does_not_tunnel_through_one_triangle() {
+    let mut app = app();
+    no_sleep(&mut app);
+    app.insert_resource(Gravity(Vec3::ZERO));
+    let triangle = TriangleMesh::new(
+        vec![
+            Vec3::new(0.0, -2.0, -2.0),
+            Vec3::new(0.0, 3.0, 0.0),
+            Vec3::new(0.0, -2.0, 2.0),
+        ],
+        vec![[0, 1, 2]],
+    );
+    spawn(
+        &mut app,
+        (Obstacle::from(triangle), Transform::from_xyz(3.0, 0.0, 0.0)),
+    );
+    let ball = spawn(
+        &mut app,
+        (Body::new(1.0).with_velocity(Vec3::X * 300.0), Radius(R)),
+    );
+    for _ in 0..30 {
+        step(&mut app, 1);
+        let x = body(&app, ball).position.x;
+        assert!(
+            x < 3.0 - R * 0.9,
+            "the ball is at {x}, through the triangle"
+        );
+    }
+}
+
+/// Gentle hills: `0.4·sin(x)·cos(0.8·z)`.
+fn hills(x: f32, z: f32) -> f32 {
+    0.4 * x.sin() * (0.8 * z).cos()
+}
+
+/// 1 000 balls poured on a terrain of 100 352 triangles (225 × 225
+/// heights over 20 m), as a height field and as the same triangles in a
+/// mesh: after 4 s none is below the surface (the hills, within their
+/// linear pieces' 1 mm) or sunk into it beyond a tenth of its radius.
+#[test]
+fn a_pour_on_a_terrain_of_100_000_triangles_stays_on_it() {
+    let n = 225u32;
+    let size = 20.0;
+    let at = |i: u32| {
+        let step = size / (n - 1) as f32;
+        (
+            (i % n) as f32 * step - size / 2.0,
+            (i / n) as f32 * step - size / 2.0,
+        )
+    };
+    let heights: Vec<f32> = (0..n * n)
+        .map(|i| {
+            let (x, z) = at(i);
+            hills(x, z)
+        })
+        .collect();
+    let field = HeightField::new(heights.clone(), n, Vec2::splat(size));
+    let vertices = (0..n * n)
+        .map(|i| {
+            let (x, z) = at(i);
+            Vec3::new(x, heights[i as usize], z)
+        })
+        .collect();
+    let mut triangles = Vec::new();
+    for r in 0..n - 1 {
+        for c in 0..n - 1 {
+            let i = r * n + c;
+            triangles.push([i, i + n, i + 1]);
+            triangles.push([i + 1, i + n, i + n + 1]);
+        }
+    }
+    assert_eq!(triangles.len(), 100_352);
+    let mesh = TriangleMesh::new(vertices, triangles);
+    for terrain in [Obstacle::from(field), Obstacle::from(mesh)] {
+        let mut app = app();
+        spawn(&mut app, (terrain, Transform::default()));
+        let balls: Vec<Entity> = (0..1000)
+            .map(|i| {
+                let x = (i % 20) as f32 * 0.5 - 5.0;
+                let z = ((i / 20) % 10) as f32 * 0.5 - 2.5;
+                let y = 1.5 + (i / 200) as f32 * 0.3;
+                drop_ball(&mut app, Vec3::new(x, y, z))
+            })
+            .collect();
+        step(&mut app, 256);
+        assert!(warnings(&app).is_empty(), "{:?}", warnings(&app));
+        for &b in &balls {
+            let p = body(&app, b).position;
+            let above = p.y - hills(p.x, p.z);
+            assert!(
+                above > 0.9 * R - 0.001,
+                "a ball sank to {above} m above the surface at {p}"
+            );
+        }
+    }
 }

@@ -333,6 +333,29 @@ pub enum ObstacleProblem {
     /// The entity is also a [`Body`](crate::Body): a body has a
     /// [`Radius`](crate::Radius), not an obstacle shape.
     IsABody,
+    /// A triangle mesh or height field has no triangle with an area.
+    EmptyMesh,
+    /// Vertices of a triangle mesh, or heights of a height field, are not
+    /// finite.
+    NonFiniteVertices {
+        /// How many.
+        count: u32,
+    },
+    /// A triangle names a vertex the mesh does not have.
+    IndexOutOfRange {
+        /// The index.
+        index: u32,
+        /// How many vertices there are.
+        vertices: u32,
+    },
+    /// A height field's heights are not `rows × columns` (at least 2 × 2),
+    /// or its size is not positive.
+    HeightFieldSamples {
+        /// How many heights there are.
+        heights: u32,
+        /// The columns given.
+        columns: u32,
+    },
 }
 
 impl fmt::Display for ObstacleProblem {
@@ -354,6 +377,18 @@ impl fmt::Display for ObstacleProblem {
             Self::IsABody => write!(
                 f,
                 "the entity is also a Body; give a body a Radius, and put the obstacle on an entity of its own"
+            ),
+            Self::EmptyMesh => write!(f, "the mesh has no triangle with an area"),
+            Self::NonFiniteVertices { count } => {
+                write!(f, "{count} vertices (or heights) are not finite")
+            }
+            Self::IndexOutOfRange { index, vertices } => write!(
+                f,
+                "a triangle names vertex {index}, and the mesh has {vertices}"
+            ),
+            Self::HeightFieldSamples { heights, columns } => write!(
+                f,
+                "{heights} heights in {columns} columns: a height field needs rows × columns of them, at least 2 × 2, and a positive size"
             ),
         }
     }

@@ -7,7 +7,7 @@ use bevy::math::primitives::{
 use bevy::prelude::*;
 
 use crate::data::issues::ObstacleProblem;
-use crate::kernels::shapes::Shape;
+use crate::kernels::shapes::{Shape, Triangles};
 
 /// A shape of the game's world that bodies with a [`Radius`](crate::Radius)
 /// touch and cannot pass: a wall, a ramp, a platform, a character's limb.
@@ -84,6 +84,10 @@ pub enum Obstacle {
     Capsule2d(Capsule2d),
     /// A 2D convex polygon.
     ConvexPolygon(ConvexPolygon),
+    /// Triangles: a level's floors, ramps and walls.
+    TriangleMesh(TriangleMesh),
+    /// A height field: a terrain.
+    HeightField(HeightField),
 }
 
 macro_rules! obstacle_from {
@@ -99,8 +103,234 @@ macro_rules! obstacle_from {
 obstacle_from!(
     Sphere => Sphere, Cuboid => Cuboid, Capsule3d => Capsule, Cylinder => Cylinder,
     HalfSpace => HalfSpace, Circle => Circle, Rectangle => Rectangle,
-    Capsule2d => Capsule2d, ConvexPolygon => ConvexPolygon
+    Capsule2d => Capsule2d, ConvexPolygon => ConvexPolygon, TriangleMesh => TriangleMesh,
+    HeightField => HeightField
 );
+
+/// Triangles of a level (a floor, ramps, stairs, walls), as an
+/// [`Obstacle`]: vertices in its own frame and the triangles among them.
+/// Two-sided by default (bodies stay off both faces, at their radius);
+/// [`one_sided`](Self::one_sided) keeps them in front of each triangle
+/// (counter-clockwise seen from the front), pushing out to the front what
+/// came behind (a closed mesh's outside, a terrain's top). Any scale
+/// applies. The triangles are laid out once in a grid (again when the
+/// obstacle or its scale changes), so each body looks up the few near it.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // A ramp of two triangles, rising along +X.
+/// let ramp = TriangleMesh::new(
+///     vec![Vec3::new(0.0, 0.0, -1.0), Vec3::new(0.0, 0.0, 1.0), Vec3::new(3.0, 1.0, 1.0), Vec3::new(3.0, 1.0, -1.0)],
+///     vec![[0, 1, 2], [0, 2, 3]],
+/// );
+/// let mut world = World::new();
+/// world.spawn(Obstacle::from(ramp.one_sided()));
+/// ```
+#[derive(Reflect, Debug, Clone, PartialEq, Default)]
+#[reflect(Debug, PartialEq, Clone, Default)]
+pub struct TriangleMesh {
+    /// The vertices, in the obstacle's frame.
+    pub vertices: Vec<Vec3>,
+    /// The triangles: three indices into `vertices` each.
+    pub triangles: Vec<[u32; 3]>,
+    /// Whether bodies are kept in front of the triangles alone.
+    pub one_sided: bool,
+}
+
+impl TriangleMesh {
+    /// Two-sided triangles of `vertices`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let one = TriangleMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Z], vec![[0, 2, 1]]);
+    /// assert!(!one.one_sided);
+    /// ```
+    pub fn new(vertices: Vec<Vec3>, triangles: Vec<[u32; 3]>) -> Self {
+        Self {
+            vertices,
+            triangles,
+            one_sided: false,
+        }
+    }
+
+    /// The same triangles, keeping bodies in front of them alone.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// assert!(TriangleMesh::default().one_sided().one_sided);
+    /// ```
+    pub fn one_sided(self) -> Self {
+        Self {
+            one_sided: true,
+            ..self
+        }
+    }
+
+    /// The triangles of a Bevy `Mesh` (a triangle list with
+    /// `Mesh::ATTRIBUTE_POSITION`, indexed or not), two-sided (feature
+    /// `soft-mesh`, which brings Bevy's mesh crate).
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_euler_physics::prelude::*;
+    ///
+    /// let floor = TriangleMesh::from_mesh(&Plane3d::default().mesh().size(4.0, 4.0).build()).unwrap();
+    /// assert_eq!(floor.triangles.len(), 2);
+    /// ```
+    #[cfg(feature = "soft-mesh")]
+    pub fn from_mesh(mesh: &bevy::mesh::Mesh) -> Result<Self, crate::data::issues::MeshProblem> {
+        let (vertices, indices) = mesh_triangles(mesh)?;
+        let triangles = indices
+            .chunks_exact(3)
+            .map(|t| [t[0], t[1], t[2]])
+            .collect();
+        Ok(Self::new(vertices, triangles))
+    }
+}
+
+/// The positions and triangle indices of a Bevy `Mesh` (a triangle list;
+/// all vertices in order when it has no indices), or why it has none.
+#[cfg(feature = "soft-mesh")]
+pub(crate) fn mesh_triangles(
+    mesh: &bevy::mesh::Mesh,
+) -> Result<(Vec<Vec3>, Vec<u32>), crate::data::issues::MeshProblem> {
+    use crate::data::issues::MeshProblem;
+    use bevy::mesh::{Mesh, PrimitiveTopology, VertexAttributeValues};
+    if mesh.primitive_topology() != PrimitiveTopology::TriangleList {
+        return Err(MeshProblem::NotTriangles);
+    }
+    let Ok(Some(VertexAttributeValues::Float32x3(local))) =
+        mesh.try_attribute_option(Mesh::ATTRIBUTE_POSITION)
+    else {
+        return Err(MeshProblem::NoPositions);
+    };
+    let local: Vec<Vec3> = local.iter().map(|&p| Vec3::from(p)).collect();
+    let indices: Vec<u32> = match mesh.try_indices_option() {
+        Ok(Some(indices)) => indices.iter().map(|i| i as u32).collect(),
+        Ok(None) => (0..local.len() as u32).collect(),
+        Err(_) => return Err(MeshProblem::NoPositions),
+    };
+    Ok((local, indices))
+}
+
+/// A height field (a terrain), as an [`Obstacle`]: `heights` in rows of
+/// `columns`, row by row along `+Z`, each row along `+X`, spread evenly
+/// over `size` (X by Z) centred on the obstacle's origin, up along `+Y`.
+/// One-sided: a body that came below is pushed back up. At least 2 × 2
+/// heights, all finite.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// // A hill: 33 × 33 heights over 16 m × 16 m.
+/// let n = 33;
+/// let heights = (0..n * n)
+///     .map(|i| {
+///         let (x, z) = ((i % n) as f32 / 16.0 - 1.0, (i / n) as f32 / 16.0 - 1.0);
+///         2.0 * (-(x * x + z * z) * 3.0).exp()
+///     })
+///     .collect();
+/// let mut world = World::new();
+/// world.spawn(Obstacle::from(HeightField::new(heights, n as u32, Vec2::splat(16.0))));
+/// ```
+#[derive(Reflect, Debug, Clone, PartialEq, Default)]
+#[reflect(Debug, PartialEq, Clone, Default)]
+pub struct HeightField {
+    /// Row by row.
+    pub heights: Vec<f32>,
+    /// Heights in a row.
+    pub columns: u32,
+    /// The extent along X and Z.
+    pub size: Vec2,
+}
+
+impl HeightField {
+    /// `heights` in rows of `columns`, over `size`.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let flat = HeightField::new(vec![0.0; 4], 2, Vec2::ONE);
+    /// assert_eq!(flat.columns, 2);
+    /// ```
+    pub fn new(heights: Vec<f32>, columns: u32, size: Vec2) -> Self {
+        Self {
+            heights,
+            columns,
+            size,
+        }
+    }
+
+    /// Its vertices and triangles (two per cell, counter-clockwise from
+    /// above), or what is wrong.
+    fn mesh(&self) -> Result<TriangleMesh, ObstacleProblem> {
+        let (n, columns) = (self.heights.len(), self.columns as usize);
+        let rows = n.checked_div(columns).unwrap_or(0);
+        let size_ok = self.size.is_finite() && self.size.min_element() > 0.0;
+        if columns < 2 || rows < 2 || rows * columns != n || !size_ok {
+            return Err(ObstacleProblem::HeightFieldSamples {
+                heights: n as u32,
+                columns: self.columns,
+            });
+        }
+        let step = self.size / Vec2::new((columns - 1) as f32, (rows - 1) as f32);
+        let origin = -0.5 * self.size;
+        let vertices = self
+            .heights
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| {
+                let at = origin + step * Vec2::new((i % columns) as f32, (i / columns) as f32);
+                Vec3::new(at.x, h, at.y)
+            })
+            .collect();
+        let mut triangles = Vec::with_capacity(2 * (rows - 1) * (columns - 1));
+        for r in 0..rows - 1 {
+            for c in 0..columns - 1 {
+                let i = (r * columns + c) as u32;
+                let (right, down) = (i + 1, i + columns as u32);
+                triangles.push([i, down, right]);
+                triangles.push([right, down, down + 1]);
+            }
+        }
+        Ok(TriangleMesh {
+            vertices,
+            triangles,
+            one_sided: true,
+        })
+    }
+}
+
+/// The triangles of `mesh` scaled, checked, in the kernel's form (grid
+/// cells at least `min_cell` wide).
+fn triangles_of(
+    mesh: &TriangleMesh,
+    scale: Vec3,
+    min_cell: f32,
+) -> Result<Triangles, ObstacleProblem> {
+    let bad = mesh.vertices.iter().filter(|v| !v.is_finite()).count();
+    if bad > 0 {
+        return Err(ObstacleProblem::NonFiniteVertices { count: bad as u32 });
+    }
+    let count = mesh.vertices.len() as u32;
+    if let Some(&index) = mesh.triangles.iter().flatten().find(|&&i| i >= count) {
+        return Err(ObstacleProblem::IndexOutOfRange {
+            index,
+            vertices: count,
+        });
+    }
+    let vertices = mesh.vertices.iter().map(|&v| (v * scale).into()).collect();
+    let triangles = Triangles::new(vertices, &mesh.triangles, mesh.one_sided, min_cell);
+    if triangles.triangles.is_empty() {
+        return Err(ObstacleProblem::EmptyMesh);
+    }
+    Ok(triangles)
+}
 
 /// Whether `a` and `b` are equal within a relative `1e-4`.
 fn same(a: f32, b: f32) -> bool {
@@ -125,7 +355,38 @@ impl Obstacle {
     /// assert_eq!(Obstacle::from(Sphere::new(-1.0)).check(Vec3::ONE), Err(ObstacleProblem::InvalidSize));
     /// ```
     pub fn check(&self, scale: Vec3) -> Result<(), ObstacleProblem> {
-        self.shape(scale, &mut Vec::new()).map(|_| ())
+        match self.triangles(scale, 0.0) {
+            Some(triangles) => triangles.map(|_| ()),
+            None => self.shape(scale, &mut Vec::new()).map(|_| ()),
+        }
+    }
+
+    /// A triangle mesh's or height field's triangles in its own frame,
+    /// scaled, or what is wrong; `None` for the other shapes.
+    /// Their grid's cells are at least `min_cell` wide.
+    pub(crate) fn triangles(
+        &self,
+        scale: Vec3,
+        min_cell: f32,
+    ) -> Option<Result<Triangles, ObstacleProblem>> {
+        let checked = |scale: Vec3| {
+            if scale.is_finite() && scale.min_element() > 0.0 {
+                Ok(scale)
+            } else {
+                Err(ObstacleProblem::InvalidSize)
+            }
+        };
+        match self {
+            Self::TriangleMesh(mesh) => {
+                Some(checked(scale).and_then(|s| triangles_of(mesh, s, min_cell)))
+            }
+            Self::HeightField(field) => Some(checked(scale).and_then(|s| {
+                field
+                    .mesh()
+                    .and_then(|mesh| triangles_of(&mesh, s, min_cell))
+            })),
+            _ => None,
+        }
     }
 
     pub(crate) fn shape(
@@ -220,6 +481,8 @@ impl Obstacle {
                 }
             }
             Self::ConvexPolygon(p) => polygon(p.vertices(), scale.truncate(), vertices)?,
+            // Its triangles are the step's (`triangles`), found by index.
+            Self::TriangleMesh(_) | Self::HeightField(_) => Shape::Mesh { mesh: u32::MAX },
         })
     }
 }

@@ -56,7 +56,7 @@ use bevy::math::{Quat, Vec2, Vec3A};
 use super::batches::OneThread;
 use super::batches::{Batch, SharedSlice, SharedVelocities, Spread};
 use super::lanes::{Group, Lanes, One, Visit, gather, pack, solve_groups};
-use super::shapes::{Grid, Shape, nearest};
+use super::shapes::{Grid, Nearest, Shape, Triangles, nearest};
 
 /// A rod (`min == max`) or a distance limit in the solver's arrays.
 #[derive(Debug, Clone, Copy)]
@@ -187,10 +187,9 @@ pub struct Contact {
     /// Its entry in the warm impulses of planes (`usize::MAX` for an
     /// obstacle's).
     warm: usize,
-    /// For an obstacle's contact: its round row and obstacle (else
-    /// `u32::MAX`).
-    round: u32,
-    obstacle: u32,
+    /// For an obstacle's contact: its round row, obstacle and part (the
+    /// triangle of a mesh, else 0); else `u32::MAX` each.
+    key: [u32; 3],
     normal: Vec3A,
     /// The velocity of the surface it touches (zero for a plane): the
     /// friction drives the body's tangential velocity to the surface's.
@@ -315,8 +314,7 @@ fn surface_contact(
     Some(Contact {
         slot: round.slot as usize,
         warm: usize::MAX,
-        round: u32::MAX,
-        obstacle: u32::MAX,
+        key: [u32::MAX; 3],
         normal,
         surface: velocity,
         target: lift + target(gap, approach, hits, material.restitution, solve, true),
@@ -353,21 +351,23 @@ impl PlacedObstacle {
     }
 }
 
-/// The obstacles of a pass: placed, the polygons' vertices, and the grid
-/// that finds those near a body.
+/// The obstacles of a pass: placed, the polygons' vertices, the meshes'
+/// triangles, and the grid that finds those near a body.
 #[derive(Clone, Copy)]
 pub struct Obstacles<'a> {
     pub placed: &'a [PlacedObstacle],
     pub vertices: &'a [Vec2],
+    pub meshes: &'a [Triangles],
+    /// The fastest any point of a bounded obstacle's surface moves.
+    pub speed: f32,
     pub grid: &'a Grid,
 }
 
 /// An obstacle contact's impulses at the end of a pass, for the next pass
-/// of the step, keyed by its round row and obstacle (sorted so).
+/// of the step, keyed by its round row, obstacle and part (sorted so).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ObstacleWarm {
-    pub round: u32,
-    pub obstacle: u32,
+    pub key: [u32; 3],
     pub warm: Warm,
 }
 
@@ -399,34 +399,40 @@ pub fn find_obstacle_contacts(
         if !bodies.valid[i] || bodies.inv_mass[i] <= 0.0 {
             continue;
         }
-        obstacles.grid.near(pos[i], |o| {
+        // A contact needs a gap below the radius and the pass's travel
+        // (the body's and the surface's).
+        let reach = 2.0 * round.radius + solve.h * (vel[i].length() + obstacles.speed);
+        obstacles.grid.near(pos[i], reach, |o| {
             let obstacle = &obstacles.placed[o as usize];
             if !groups_touch(round.groups, obstacle.groups) {
                 return;
             }
             let local = obstacle.to_local * (pos[i] - obstacle.center);
-            let found = nearest(&obstacle.shape, local, obstacles.vertices);
-            let normal = obstacle.rotation * found.normal;
-            let at = Surface {
-                normal,
-                gap: found.distance - round.radius,
-                velocity: obstacle.velocity_at(pos[i] - found.distance * normal),
-                material: obstacle.material,
+            let mut meet = |part: u32, found: Nearest| {
+                let normal = obstacle.rotation * found.normal;
+                let at = Surface {
+                    normal,
+                    gap: found.distance - round.radius,
+                    velocity: obstacle.velocity_at(pos[i] - found.distance * normal),
+                    material: obstacle.material,
+                };
+                if !(at.gap.is_finite() && normal.is_finite() && at.velocity.is_finite()) {
+                    return;
+                }
+                let key = [r as u32, o, part];
+                let last = warm
+                    .binary_search_by_key(&key, |w| w.key)
+                    .ok()
+                    .map(|k| &warm[k].warm);
+                if let Some(contact) = surface_contact(round, vel[i], at, solve, last) {
+                    contacts.push(Contact { key, ..contact });
+                }
             };
-            if !(at.gap.is_finite() && normal.is_finite() && at.velocity.is_finite()) {
-                return;
-            }
-            let key = (r as u32, o);
-            let last = warm
-                .binary_search_by_key(&key, |w| (w.round, w.obstacle))
-                .ok()
-                .map(|k| &warm[k].warm);
-            if let Some(contact) = surface_contact(round, vel[i], at, solve, last) {
-                contacts.push(Contact {
-                    round: key.0,
-                    obstacle: o,
-                    ..contact
-                });
+            match obstacle.shape {
+                Shape::Mesh { mesh } => {
+                    obstacles.meshes[mesh as usize].near_distinct(local, reach, meet)
+                }
+                ref shape => meet(0, nearest(shape, local, obstacles.vertices)),
             }
         });
     }
@@ -439,17 +445,16 @@ pub fn keep_obstacle_warm(contacts: &[Contact], warm: &mut Vec<ObstacleWarm>) {
     warm.extend(
         contacts
             .iter()
-            .filter(|c| c.obstacle != u32::MAX)
+            .filter(|c| c.key[0] != u32::MAX)
             .map(|c| ObstacleWarm {
-                round: c.round,
-                obstacle: c.obstacle,
+                key: c.key,
                 warm: Warm {
                     normal: c.normal_impulse,
                     friction: c.friction_impulse,
                 },
             }),
     );
-    warm.sort_unstable_by_key(|w| (w.round, w.obstacle));
+    warm.sort_unstable_by_key(|w| w.key);
 }
 
 /// A contact's impulses from the last pass, its friction turned into the

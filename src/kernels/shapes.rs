@@ -10,6 +10,7 @@
 //! are prisms along `Z`, endless: a 2D game's bodies at any `z` meet them.
 
 use bevy::math::{Quat, Vec2, Vec3A};
+use bevy::platform::collections::HashMap;
 
 /// A shape in its own frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,6 +47,12 @@ pub enum Shape {
     Polygon {
         start: u32,
         end: u32,
+    },
+    /// A triangle mesh (or a height field made one): the step's
+    /// `Triangles` number `mesh`, met one triangle at a time
+    /// ([`Triangles::near`]), not by [`nearest`].
+    Mesh {
+        mesh: u32,
     },
 }
 
@@ -189,6 +196,11 @@ pub fn nearest(shape: &Shape, p: Vec3A, vertices: &[Vec2]) -> Nearest {
         Shape::Polygon { start, end } => {
             polygon(Vec2::new(p.x, p.y), &vertices[start as usize..end as usize])
         }
+        // Met triangle by triangle (`Triangles::near`), not as a whole.
+        Shape::Mesh { .. } => Nearest {
+            distance: f32::INFINITY,
+            normal: Vec3A::Y,
+        },
     }
 }
 
@@ -207,7 +219,8 @@ pub fn local_bounds(shape: &Shape, vertices: &[Vec2]) -> Option<(Vec3A, Vec3A)> 
             radius,
             half_height,
         } => Vec3A::new(radius, half_height, radius),
-        Shape::HalfSpace { .. } => return None,
+        // (A mesh's bounds are its `Triangles::bounds`.)
+        Shape::HalfSpace { .. } | Shape::Mesh { .. } => return None,
         Shape::Circle { radius } => Vec3A::new(radius, radius, endless),
         Shape::Rectangle { half } => half.extend(endless).into(),
         Shape::Capsule2d {
@@ -254,18 +267,220 @@ pub fn placed_bounds((min, max): (Vec3A, Vec3A), center: Vec3A, rotation: Quat) 
     (centre - extent, centre + extent)
 }
 
+/// The point of triangle `a b c` nearest to `p` (by the regions of its
+/// corners and edges, as in Ericson's *Real-Time Collision Detection*,
+/// 5.1.5).
+pub fn closest_on_triangle(p: Vec3A, a: Vec3A, b: Vec3A, c: Vec3A) -> Vec3A {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return a;
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return b;
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        return a + d1 / (d1 - d3) * ab;
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return c;
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        return a + d2 / (d2 - d6) * ac;
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0 {
+        return b + (d4 - d3) / ((d4 - d3) + (d5 - d6)) * (c - b);
+    }
+    let denom = 1.0 / (va + vb + vc);
+    a + ab * (vb * denom) + ac * (vc * denom)
+}
+
+/// The triangles of a mesh obstacle in its own frame, with a grid that
+/// finds those near a point.
+#[derive(Debug, Clone, Default)]
+pub struct Triangles {
+    pub vertices: Vec<Vec3A>,
+    /// Counter-clockwise seen from the front.
+    pub triangles: Vec<[u32; 3]>,
+    /// Each triangle's unit normal, to its front.
+    pub normals: Vec<Vec3A>,
+    /// Whether bodies are kept in front alone (a closed mesh's outside, a
+    /// terrain's top); else they stay off both faces.
+    pub one_sided: bool,
+    /// The bounds of its vertices.
+    pub bounds: (Vec3A, Vec3A),
+    grid: Grid,
+}
+
+impl Triangles {
+    /// The triangles of `vertices` (all finite) listed by `triangles`
+    /// (indices in range), leaving out those with no area, laid out in a
+    /// grid of cells at least `min_cell` wide (about the distances looked
+    /// up: a lookup's cube spans a few cells).
+    pub fn new(
+        vertices: Vec<Vec3A>,
+        triangles: &[[u32; 3]],
+        one_sided: bool,
+        min_cell: f32,
+    ) -> Self {
+        let mut kept = Vec::with_capacity(triangles.len());
+        let mut normals = Vec::with_capacity(triangles.len());
+        for &[a, b, c] in triangles {
+            let (pa, pb, pc) = (
+                vertices[a as usize],
+                vertices[b as usize],
+                vertices[c as usize],
+            );
+            if let Some(normal) = (pb - pa).cross(pc - pa).try_normalize() {
+                kept.push([a, b, c]);
+                normals.push(normal);
+            }
+        }
+        let bounds = vertices
+            .iter()
+            .fold((Vec3A::INFINITY, Vec3A::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+        let v = &vertices;
+        let cells: Vec<(Vec3A, Vec3A)> = kept
+            .iter()
+            .map(|&[a, b, c]| {
+                let (pa, pb, pc) = (v[a as usize], v[b as usize], v[c as usize]);
+                (pa.min(pb).min(pc), pa.max(pb).max(pc))
+            })
+            .collect();
+        let mut grid = Grid::default();
+        grid.build(&cells, min_cell);
+        Self {
+            vertices,
+            triangles: kept,
+            normals,
+            one_sided,
+            bounds,
+            grid,
+        }
+    }
+
+    /// Calls `visit` with the triangles within `reach` of `p` that hold
+    /// `p` off in a way the nearer ones do not, nearest first (of the 8
+    /// nearest), with the distance and normal from `p` to each (as
+    /// [`near`](Self::near) gives them). A triangle is left out when its
+    /// nearest point is not in front of a nearer one's plane: on a flat
+    /// or convex stretch a body meets the one nearest triangle (not its
+    /// neighbours' edges too), in a corner (a stair's tread and riser)
+    /// both faces.
+    pub fn near_distinct(&self, p: Vec3A, reach: f32, mut visit: impl FnMut(u32, Nearest)) {
+        const KEEP: usize = 8;
+        // Most bodies of a scene are nowhere near the mesh.
+        let r = Vec3A::splat(reach);
+        if (p + r).cmplt(self.bounds.0).any() || (p - r).cmpgt(self.bounds.1).any() {
+            return;
+        }
+        let mut best = [(
+            0u32,
+            Nearest {
+                distance: f32::INFINITY,
+                normal: Vec3A::Y,
+            },
+        ); KEEP];
+        let mut count = 0;
+        self.near(p, reach, |t, found| {
+            // Insertion into the nearest `KEEP`, by distance, then triangle.
+            let at = best[..count].partition_point(|b| b.1.distance <= found.distance);
+            if at < KEEP {
+                best.copy_within(at..KEEP - 1, at + 1);
+                best[at] = (t, found);
+                count = (count + 1).min(KEEP);
+            }
+        });
+        let mut kept: [Nearest; KEEP] = [best[0].1; KEEP];
+        let mut held = 0;
+        for &(t, found) in &best[..count] {
+            // Its nearest point `p − d_j·n_j` against a kept one's plane
+            // through `p − d_i·n_i`: `n_i·(q_j − q_i) = d_i − d_j·(n_i·n_j)`.
+            let covered = kept[..held]
+                .iter()
+                .any(|k| k.distance - found.distance * k.normal.dot(found.normal) <= 1e-4 * reach);
+            if !covered {
+                kept[held] = found;
+                held += 1;
+                visit(t, found);
+            }
+        }
+    }
+
+    /// Calls `visit` with each triangle within `reach` of `p` and the
+    /// distance and normal from `p` to it: behind a one-sided
+    /// mesh's triangle the distance is negative and the normal its face's;
+    /// else the distance is to the triangle, along the line from its
+    /// nearest point to `p`.
+    #[inline]
+    pub fn near(&self, p: Vec3A, reach: f32, mut visit: impl FnMut(u32, Nearest)) {
+        let v = &self.vertices;
+        self.grid.near(p, reach, |t| {
+            let [a, b, c] = self.triangles[t as usize];
+            let face = self.normals[t as usize];
+            let pa = v[a as usize];
+            // Farther from its plane than `reach`: farther from it.
+            let height = face.dot(p - pa);
+            if height.abs() > reach {
+                return;
+            }
+            let (pb, pc) = (v[b as usize], v[c as usize]);
+            let to = p - closest_on_triangle(p, pa, pb, pc);
+            let length = to.length();
+            if length > reach {
+                return;
+            }
+            let front = height >= 0.0;
+            let found = if self.one_sided && !front {
+                Nearest {
+                    distance: -length,
+                    normal: face,
+                }
+            } else {
+                let side = if front { face } else { -face };
+                Nearest {
+                    distance: length,
+                    normal: if length > 0.0 { to / length } else { side },
+                }
+            };
+            visit(t, found);
+        });
+    }
+}
+
 /// The largest count of grid cells one obstacle may fill; a larger one
 /// (or an endless one) is checked against every body instead.
 pub const MAX_CELLS: u64 = 512;
 
-/// A uniform grid of obstacles' bounds: which obstacles may be near a
-/// point. Built once per step; each lookup costs a binary search.
+/// The largest count of cells one lookup visits; a wider lookup visits
+/// every obstacle instead.
+pub const MAX_LOOKUP_CELLS: u64 = 512;
+
+/// A uniform grid of bounds (obstacles', or a mesh's triangles'): which
+/// may be within a distance of a point. Built once; a lookup visits the
+/// cells around the point, a binary search each.
 #[derive(Debug, Default, Clone)]
 pub struct Grid {
     cell: f32,
-    /// (cell key, obstacle), sorted.
+    /// (cell key, item), sorted.
     entries: Vec<(u64, u32)>,
-    /// Obstacles too large or endless for the grid, in order.
+    /// Each occupied cell's run of `entries`.
+    cells: HashMap<u64, (u32, u32)>,
+    /// The cells the entries fill, lowest and highest on each axis.
+    span: ([i32; 3], [i32; 3]),
+    /// Per item, the lowest cell its bounds reach (`[i32::MIN; 3]` for an
+    /// item checked everywhere).
+    first: Vec<[i32; 3]>,
+    /// Items too large or endless for the grid, in order.
     everywhere: Vec<u32>,
 }
 
@@ -278,30 +493,38 @@ fn cell_key(c: [i32; 3]) -> u64 {
 }
 
 impl Grid {
-    /// Lays out `bounds` (one per obstacle, world min and max) in cells of
-    /// about their mean size.
-    pub fn build(&mut self, bounds: &[(Vec3A, Vec3A)]) {
+    /// Lays out `bounds` (one per item, min and max) in cells of about
+    /// their mean size, at least `min_cell`.
+    pub fn build(&mut self, bounds: &[(Vec3A, Vec3A)], min_cell: f32) {
         self.entries.clear();
+        self.cells.clear();
         self.everywhere.clear();
+        self.first.clear();
+        self.span = ([i32::MAX; 3], [i32::MIN; 3]);
         let finite: Vec<f32> = bounds
             .iter()
             .map(|(min, max)| (*max - *min).max_element())
             .filter(|e| e.is_finite())
             .collect();
         let mean = finite.iter().sum::<f32>() / finite.len().max(1) as f32;
-        self.cell = if mean > 0.0 && mean.is_finite() {
-            mean
+        let cell = mean.max(min_cell);
+        self.cell = if cell > 0.0 && cell.is_finite() {
+            cell
         } else {
             1.0
         };
-        let to_cell = |v: f32| (v / self.cell).floor().clamp(-1e6, 1e6) as i32;
-        for (o, (min, max)) in bounds.iter().enumerate() {
-            let lo = [to_cell(min.x), to_cell(min.y), to_cell(min.z)];
-            let hi = [to_cell(max.x), to_cell(max.y), to_cell(max.z)];
+        for (o, &(min, max)) in bounds.iter().enumerate() {
+            let (lo, hi) = (self.cell_of(min), self.cell_of(max));
             let count = (0..3).fold(1u64, |n, i| n * (hi[i] - lo[i] + 1).max(1) as u64);
             if !(min.is_finite() && max.is_finite()) || count > MAX_CELLS {
                 self.everywhere.push(o as u32);
+                self.first.push([i32::MIN; 3]);
                 continue;
+            }
+            self.first.push(lo);
+            for k in 0..3 {
+                self.span.0[k] = self.span.0[k].min(lo[k]);
+                self.span.1[k] = self.span.1[k].max(hi[k]);
             }
             for x in lo[0]..=hi[0] {
                 for y in lo[1]..=hi[1] {
@@ -312,22 +535,62 @@ impl Grid {
             }
         }
         self.entries.sort_unstable();
-        self.entries.dedup();
+        let mut start = 0;
+        while start < self.entries.len() {
+            let key = self.entries[start].0;
+            let end = start + self.entries[start..].partition_point(|e| e.0 == key);
+            self.cells.insert(key, (start as u32, end as u32));
+            start = end;
+        }
     }
 
-    /// Calls `visit` with each obstacle whose cell holds `p`, then each
-    /// obstacle checked everywhere (each once, in a fixed order).
     #[inline]
-    pub fn near(&self, p: Vec3A, mut visit: impl FnMut(u32)) {
+    fn cell_of(&self, p: Vec3A) -> [i32; 3] {
+        let c = (p / self.cell)
+            .floor()
+            .clamp(Vec3A::splat(-1e6), Vec3A::splat(1e6));
+        [c.x as i32, c.y as i32, c.z as i32]
+    }
+
+    /// Calls `visit` with each item whose bounds' cells meet the cube of
+    /// half side `reach` around `p` (each once, in a fixed order), then
+    /// each item checked everywhere.
+    #[inline]
+    pub fn near(&self, p: Vec3A, reach: f32, mut visit: impl FnMut(u32)) {
         if !self.entries.is_empty() {
-            let c = (p / self.cell).floor();
-            let key = cell_key([c.x as i32, c.y as i32, c.z as i32]);
-            let from = self.entries.partition_point(|e| e.0 < key);
-            for &(k, o) in &self.entries[from..] {
-                if k != key {
-                    break;
+            let r = Vec3A::splat(reach.max(0.0));
+            let (lo, hi) = (self.cell_of(p - r), self.cell_of(p + r));
+            // Only the cells that hold entries.
+            let lo: [i32; 3] = core::array::from_fn(|k| lo[k].max(self.span.0[k]));
+            let hi: [i32; 3] = core::array::from_fn(|k| hi[k].min(self.span.1[k]));
+            let cells = (0..3).fold(1u64, |n, i| n * (hi[i] - lo[i] + 1).max(0) as u64);
+            if cells == 0 {
+                // Nothing gridded is near.
+            } else if cells > MAX_LOOKUP_CELLS || !reach.is_finite() {
+                for (o, first) in self.first.iter().enumerate() {
+                    if first[0] != i32::MIN {
+                        visit(o as u32);
+                    }
                 }
-                visit(o);
+            } else {
+                for x in lo[0]..=hi[0] {
+                    for y in lo[1]..=hi[1] {
+                        for z in lo[2]..=hi[2] {
+                            let Some(&(from, to)) = self.cells.get(&cell_key([x, y, z])) else {
+                                continue;
+                            };
+                            for &(_, o) in &self.entries[from as usize..to as usize] {
+                                // Once: in the first cell the item and
+                                // the cube share.
+                                let f = self.first[o as usize];
+                                if [f[0].max(lo[0]), f[1].max(lo[1]), f[2].max(lo[2])] == [x, y, z]
+                                {
+                                    visit(o);
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
         for &o in &self.everywhere {
@@ -545,6 +808,116 @@ mod tests {
         );
     }
 
+    /// The nearest point of a triangle is nearer than every point of a
+    /// fine sampling of it, and lies on it.
+    #[test]
+    fn the_nearest_point_of_a_triangle_is_nearest() {
+        let (a, b, c) = (
+            Vec3A::ZERO,
+            Vec3A::new(2.0, 0.0, 0.0),
+            Vec3A::new(0.5, 1.5, 0.3),
+        );
+        for k in 0..300 {
+            let t = k as f32 * 0.61;
+            let p = Vec3A::new(
+                t.cos() * 3.0 + 0.7,
+                (t * 1.3).sin() * 3.0,
+                (t * 0.7).cos() * 2.0,
+            );
+            let q = closest_on_triangle(p, a, b, c);
+            let mut best = f32::INFINITY;
+            for i in 0..=40 {
+                for j in 0..=(40 - i) {
+                    let s = a + (i as f32 / 40.0) * (b - a) + (j as f32 / 40.0) * (c - a);
+                    best = best.min(p.distance(s));
+                }
+            }
+            assert!(
+                p.distance(q) <= best + 1e-5,
+                "{p}: {} > {best}",
+                p.distance(q)
+            );
+            assert!(p.distance(q) > best - 0.08, "{p}: off the triangle");
+        }
+    }
+
+    /// A one-sided triangle keeps points in front; a two-sided one keeps
+    /// them off either face.
+    #[test]
+    fn triangles_near_a_point_by_side() {
+        let vertices = vec![Vec3A::ZERO, Vec3A::X, Vec3A::new(0.0, 0.0, -1.0)];
+        for one_sided in [false, true] {
+            let mesh = Triangles::new(vertices.clone(), &[[0, 1, 2]], one_sided, 0.0);
+            assert_eq!(mesh.normals, [Vec3A::Y]);
+            let seen = |p: Vec3A| {
+                let mut all = Vec::new();
+                mesh.near(p, 0.5, |t, found| all.push((t, found)));
+                all
+            };
+            let above = seen(Vec3A::new(0.2, 0.3, -0.2));
+            let close = |a: Vec3A, b: Vec3A| (a - b).length() < 1e-6;
+            assert!((above[0].1.distance - 0.3).abs() < 1e-6 && close(above[0].1.normal, Vec3A::Y));
+            let below = seen(Vec3A::new(0.2, -0.3, -0.2))[0].1;
+            if one_sided {
+                assert!((below.distance + 0.3).abs() < 1e-6 && close(below.normal, Vec3A::Y));
+            } else {
+                assert!((below.distance - 0.3).abs() < 1e-6 && close(below.normal, Vec3A::NEG_Y));
+            }
+            assert!(
+                seen(Vec3A::new(0.2, 0.8, -0.2)).is_empty(),
+                "beyond its reach"
+            );
+        }
+    }
+
+    /// Over a flat floor of many triangles a point meets the one below it;
+    /// in a stair's corner, the tread and the riser.
+    #[test]
+    fn distinct_triangles_are_the_faces_that_hold_a_point_off() {
+        // A floor of 8 × 8 squares, 0.1 wide, and a riser at x = 0.4.
+        let mut vertices = Vec::new();
+        let mut triangles = Vec::new();
+        for i in 0..9u32 {
+            for j in 0..9u32 {
+                vertices.push(Vec3A::new(i as f32 * 0.1, 0.0, j as f32 * 0.1));
+            }
+        }
+        for i in 0..8u32 {
+            for j in 0..8u32 {
+                let a = i * 9 + j;
+                triangles.push([a, a + 1, a + 9]);
+                triangles.push([a + 1, a + 10, a + 9]);
+            }
+        }
+        let floor = Triangles::new(vertices.clone(), &triangles, false, 0.0);
+        let met = |mesh: &Triangles, p: Vec3A| {
+            let mut all = Vec::new();
+            mesh.near_distinct(p, 0.25, |_, found| all.push(found));
+            all
+        };
+        let below = met(&floor, Vec3A::new(0.33, 0.1, 0.27));
+        assert_eq!(below.len(), 1, "{below:?}");
+        assert!(
+            (below[0].distance - 0.1).abs() < 1e-6 && (below[0].normal - Vec3A::Y).length() < 1e-5
+        );
+        let base = vertices.len() as u32;
+        vertices.extend([
+            Vec3A::new(0.4, 0.0, 0.0),
+            Vec3A::new(0.4, 0.0, 0.8),
+            Vec3A::new(0.4, 0.5, 0.8),
+            Vec3A::new(0.4, 0.5, 0.0),
+        ]);
+        triangles.extend([[base, base + 1, base + 2], [base, base + 2, base + 3]]);
+        let stair = Triangles::new(vertices, &triangles, false, 0.0);
+        let corner = met(&stair, Vec3A::new(0.33, 0.1, 0.27));
+        assert_eq!(corner.len(), 2, "{corner:?}");
+        assert!(
+            (corner[0].distance - 0.07).abs() < 1e-5
+                && (corner[0].normal - Vec3A::NEG_X).length() < 1e-5
+        );
+        assert!((corner[1].normal - Vec3A::Y).length() < 1e-5);
+    }
+
     #[test]
     fn the_grid_finds_each_obstacle_near_its_bounds_only() {
         let bounds = [
@@ -553,14 +926,20 @@ mod tests {
             (Vec3A::splat(f32::NEG_INFINITY), Vec3A::splat(f32::INFINITY)),
         ];
         let mut grid = Grid::default();
-        grid.build(&bounds);
-        let found = |p: Vec3A| {
+        grid.build(&bounds, 0.0);
+        let found = |p: Vec3A, reach: f32| {
             let mut all = Vec::new();
-            grid.near(p, |o| all.push(o));
+            grid.near(p, reach, |o| all.push(o));
             all
         };
-        assert_eq!(found(Vec3A::splat(0.5)), [0, 2]);
-        assert_eq!(found(Vec3A::splat(10.5)), [1, 2]);
-        assert_eq!(found(Vec3A::splat(5.5)), [2]);
+        assert_eq!(found(Vec3A::splat(0.5), 0.0), [0, 2]);
+        assert_eq!(found(Vec3A::splat(10.5), 0.0), [1, 2]);
+        assert_eq!(found(Vec3A::splat(5.5), 0.0), [2]);
+        // Within reach of a cell of each, each once; a reach over too
+        // many cells visits every item.
+        assert_eq!(found(Vec3A::new(1.2, 0.5, 0.5), 0.5), [0, 2]);
+        assert_eq!(found(Vec3A::splat(5.5), 3.0), [2]);
+        assert_eq!(found(Vec3A::splat(5.5), 5.0), [0, 1, 2]);
+        assert_eq!(found(Vec3A::splat(5.5), 100.0), [0, 1, 2]);
     }
 }

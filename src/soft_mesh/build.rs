@@ -1,7 +1,7 @@
 //! Building a soft mesh: from the mesh asset to bodies and springs.
 
 use bevy::asset::AssetEvent;
-use bevy::mesh::{Mesh, Mesh2d, Mesh3d, PrimitiveTopology, VertexAttributeValues};
+use bevy::mesh::{Mesh, Mesh2d, Mesh3d, VertexAttributeValues};
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
 use bevy::transform::helper::TransformHelper;
@@ -15,6 +15,7 @@ use crate::data::drawing::TransformSyncDisabled;
 use crate::data::islands::ImplicitSprings;
 use crate::data::issues::{MeshProblem, PhysicsIssue};
 use crate::data::joins::Spring;
+use crate::data::obstacles::mesh_triangles;
 use crate::kernels::mesh::{self, NO_POINT, Topology, Welded};
 use crate::pins::PinnedTo;
 use crate::solver::report::Reporter;
@@ -199,20 +200,7 @@ impl Build<'_, '_, '_> {
     /// Spawns the parts (the copy of the asset is the caller's), or says
     /// why there are none.
     fn run(&self, mesh: &Mesh, reporter: &mut Reporter) -> Result<SoftMeshParts, MeshProblem> {
-        if mesh.primitive_topology() != PrimitiveTopology::TriangleList {
-            return Err(MeshProblem::NotTriangles);
-        }
-        let Ok(Some(VertexAttributeValues::Float32x3(local))) =
-            mesh.try_attribute_option(Mesh::ATTRIBUTE_POSITION)
-        else {
-            return Err(MeshProblem::NoPositions);
-        };
-        let local: Vec<Vec3> = local.iter().map(|&p| Vec3::from(p)).collect();
-        let indices: Vec<u32> = match mesh.try_indices_option() {
-            Ok(Some(indices)) => indices.iter().map(|i| i as u32).collect(),
-            Ok(None) => (0..local.len() as u32).collect(),
-            Err(_) => return Err(MeshProblem::NoPositions),
-        };
+        let (local, indices) = mesh_triangles(mesh)?;
         let world: Vec<Vec3> = local
             .iter()
             .map(|&p| self.frame.transform_point(p))

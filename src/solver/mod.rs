@@ -170,6 +170,8 @@ pub(crate) struct SolverState {
     pub rods: Vec<RodRow>,
     pub angles: Vec<AngleRow>,
     pub rounds: Vec<RoundRow>,
+    /// The largest radius among `rounds` (as of the last layout).
+    pub largest_radius: f32,
     /// The valid ground planes, gathered at the start of each step, and
     /// the contacts of the current pass.
     pub planes: Vec<PlaneRow>,

@@ -22,7 +22,7 @@ use crate::data::issues::{ObstacleProblem, PhysicsIssue};
 use crate::data::obstacles::{Obstacle, ObstacleState, ObstacleVelocity};
 use crate::data::requests::{SolverRequests, WakeCause, WakeTarget};
 use crate::kernels::constraints::{Material, ObstacleWarm, PlacedObstacle};
-use crate::kernels::shapes::{Grid, Shape, local_bounds, placed_bounds};
+use crate::kernels::shapes::{Grid, Shape, Triangles, local_bounds, placed_bounds};
 use crate::solver::SolverState;
 use crate::solver::report::Reporter;
 
@@ -40,6 +40,9 @@ pub(crate) struct ObstacleRow {
     pub groups: [u32; 2],
     /// The world bounds of its sweep.
     pub bounds: (Vec3A, Vec3A),
+    /// The fastest a point of its surface moves (infinite for an endless
+    /// shape that turns).
+    pub speed: f32,
 }
 
 /// The obstacles of this step, by entity.
@@ -48,12 +51,23 @@ pub(crate) struct ObstacleSet {
     pub rows: Vec<ObstacleRow>,
     /// The polygons' corners.
     pub vertices: Vec<Vec2>,
+    /// The triangles of this step's meshes and height fields (the index
+    /// of `Shape::Mesh`), each with what it was built for: built again
+    /// only when that changes (see [`MeshKey::serves`]).
+    pub meshes: Vec<Triangles>,
+    mesh_keys: Vec<MeshKey>,
+    /// Meshes that could not be built (not checked again until what they
+    /// were built for changes).
+    broken: Vec<(MeshKey, ObstacleProblem)>,
     pub grid: Grid,
     /// Placed at the current pass's start.
     pub placed: Vec<PlacedObstacle>,
     /// Per group: the obstacle contacts' impulses at the end of its last
     /// pass (cleared at every step's start).
     pub warm: Vec<Vec<ObstacleWarm>>,
+    /// The fastest any point of a bounded obstacle's surface moves in this
+    /// step (a lookup's reach covers it).
+    pub speed: f32,
     bounds: Vec<(Vec3A, Vec3A)>,
 }
 
@@ -116,13 +130,29 @@ pub(crate) fn place_obstacles(
     let h = time.timestep().as_secs_f32();
     let old = core::mem::take(&mut set.rows);
     set.vertices.clear();
+    let mut built = Meshes {
+        old: core::mem::take(&mut set.meshes)
+            .into_iter()
+            .zip(core::mem::take(&mut set.mesh_keys))
+            .map(Some)
+            .collect(),
+        broken: core::mem::take(&mut set.broken),
+        meshes: &mut set.meshes,
+        keys: &mut set.mesh_keys,
+        new_broken: Vec::new(),
+        // A lookup reaches about twice a radius: its cube then spans about
+        // two cells a side.
+        min_cell: 4.0 * solver.largest_radius,
+    };
     let mut moved = Vec::new();
     for (entity, obstacle, mut state, given, material, groups, is_body) in &mut obstacles {
-        let placed = place(entity, &obstacle, &helper, is_body, &mut set.vertices);
+        let placed = place(entity, &obstacle, &helper, is_body, &mut set.vertices)
+            .and_then(|placed| built.resolve(entity, &obstacle, placed));
         let Placed {
             shape,
             local,
             pose: end,
+            ..
         } = match placed {
             Ok(found) => found,
             Err(problem) => {
@@ -145,6 +175,9 @@ pub(crate) fn place_obstacles(
             Some(v) => (v.linear.into(), v.angular.into()),
             None => sweep_velocity(start, end, h),
         };
+        let reach = local.map_or(f32::INFINITY, |(lo, hi)| lo.abs().max(hi.abs()).length());
+        let spin = angular.length();
+        let speed = linear.length() + if spin > 0.0 { spin * reach } else { 0.0 };
         let bounds = match local {
             Some(local) => {
                 let (a, b) = (
@@ -173,8 +206,10 @@ pub(crate) fn place_obstacles(
             },
             groups: [groups.memberships, groups.filters],
             bounds,
+            speed,
         });
     }
+    set.broken = built.new_broken;
     // In entity order, whatever the query's.
     set.rows.sort_unstable_by_key(|row| row.entity);
     for row in &old {
@@ -197,8 +232,99 @@ struct Placed {
     shape: Shape,
     /// Its bounds in its own frame (none for a half-space).
     local: Option<(Vec3A, Vec3A)>,
-    /// Its translation and rotation.
+    /// Its translation and rotation, and its scale.
     pose: (Vec3A, Quat),
+    scale: Vec3,
+}
+
+/// What a mesh's triangles were built for: its entity, its scale and the
+/// least width of its grid's cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct MeshKey {
+    entity: Entity,
+    scale: Vec3,
+    min_cell: f32,
+}
+
+impl MeshKey {
+    /// Whether triangles built for `self` serve `wanted` (the obstacle
+    /// unchanged): the same entity and scale, and cells wide enough for
+    /// the bodies' lookups (not more than twice too narrow).
+    fn serves(&self, wanted: &MeshKey) -> bool {
+        self.entity == wanted.entity
+            && self.scale == wanted.scale
+            && 2.0 * self.min_cell >= wanted.min_cell
+    }
+}
+
+/// The step's meshes as [`place_obstacles`] builds them: those of the last
+/// step (taken when they still serve), and this step's.
+struct Meshes<'a> {
+    old: Vec<Option<(Triangles, MeshKey)>>,
+    broken: Vec<(MeshKey, ObstacleProblem)>,
+    meshes: &'a mut Vec<Triangles>,
+    keys: &'a mut Vec<MeshKey>,
+    new_broken: Vec<(MeshKey, ObstacleProblem)>,
+    min_cell: f32,
+}
+
+impl Meshes<'_> {
+    /// A placed mesh with its triangles found (the last step's, when they
+    /// still serve and the obstacle did not change; else built), or what
+    /// is wrong with them. Other shapes pass through.
+    fn resolve(
+        &mut self,
+        entity: Entity,
+        obstacle: &Ref<Obstacle>,
+        placed: Placed,
+    ) -> Result<Placed, ObstacleProblem> {
+        let Shape::Mesh { .. } = placed.shape else {
+            return Ok(placed);
+        };
+        let wanted = MeshKey {
+            entity,
+            scale: placed.scale,
+            min_cell: self.min_cell,
+        };
+        let unchanged = !obstacle.is_changed();
+        let kept = self
+            .old
+            .iter_mut()
+            .find_map(|slot| slot.take_if(|(_, key)| unchanged && key.serves(&wanted)));
+        let known = || {
+            self.broken
+                .iter()
+                .find(|(key, _)| unchanged && key.serves(&wanted))
+                .copied()
+        };
+        let (triangles, key) = match (kept, known()) {
+            (Some(kept), _) => kept,
+            (None, Some(broken)) => {
+                self.new_broken.push(broken);
+                return Err(broken.1);
+            }
+            // (Only meshes and height fields have triangles, and they
+            // alone are `Shape::Mesh`.)
+            (None, None) => match obstacle.triangles(placed.scale, self.min_cell) {
+                Some(Ok(triangles)) => (triangles, wanted),
+                Some(Err(problem)) => {
+                    self.new_broken.push((wanted, problem));
+                    return Err(problem);
+                }
+                None => return Err(ObstacleProblem::EmptyMesh),
+            },
+        };
+        let local = Some(triangles.bounds);
+        self.meshes.push(triangles);
+        self.keys.push(key);
+        Ok(Placed {
+            shape: Shape::Mesh {
+                mesh: self.meshes.len() as u32 - 1,
+            },
+            local,
+            ..placed
+        })
+    }
 }
 
 /// An obstacle as its transform places it now, or what is wrong.
@@ -234,6 +360,7 @@ fn place(
         local: local_bounds(&shape, vertices),
         shape,
         pose: (translation.into(), rotation.normalize()),
+        scale,
     })
 }
 
@@ -279,35 +406,25 @@ fn wake_near(
 }
 
 /// Start of the fixed step, after the rebuild and the gather: lays the
-/// obstacles' swept bounds out in the grid, widened by the farthest a
-/// round body reaches in the step, and clears the contacts' warm
-/// impulses.
-pub(crate) fn lay_out_obstacles(mut solver: ResMut<SolverState>, time: Res<Time<Fixed>>) {
+/// obstacles' swept bounds out in the grid, finds how fast the fastest
+/// bounded one moves, and clears the contacts' warm impulses.
+pub(crate) fn lay_out_obstacles(mut solver: ResMut<SolverState>) {
     let solver = &mut *solver;
     let groups = solver.groups.len();
+    let min_cell = 4.0 * solver.largest_radius;
     let set = &mut solver.obstacles;
     set.warm.resize_with(groups, Vec::new);
     for warm in &mut set.warm {
         warm.clear();
     }
-    if set.rows.is_empty() {
-        set.grid.build(&[]);
-        return;
-    }
-    let h = time.timestep().as_secs_f32();
-    // A body meets an obstacle within its radius plus the speculative
-    // margin (its radius again and a pass's travel): twice, for the speed
-    // it gains within the step.
-    let margin = solver
-        .rounds
-        .iter()
-        .map(|round| 2.0 * round.radius + 2.0 * h * solver.vel[round.slot as usize].length())
-        .filter(|m| m.is_finite())
-        .fold(0.0f32, f32::max);
     set.bounds.clear();
-    set.bounds.extend(set.rows.iter().map(|row| {
-        let m = Vec3A::splat(margin);
-        (row.bounds.0 - m, row.bounds.1 + m)
-    }));
-    set.grid.build(&set.bounds);
+    set.bounds.extend(set.rows.iter().map(|row| row.bounds));
+    set.grid.build(&set.bounds, min_cell);
+    // (Endless ones are checked against every body, whatever their speed.)
+    set.speed = set
+        .rows
+        .iter()
+        .filter(|row| row.bounds.0.is_finite() && row.bounds.1.is_finite())
+        .map(|row| row.speed)
+        .fold(0.0, f32::max);
 }

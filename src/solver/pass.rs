@@ -480,6 +480,8 @@ impl Pass {
         let obstacles = Obstacles {
             placed: &set.placed,
             vertices: &set.vertices,
+            meshes: &set.meshes,
+            speed: set.speed,
             grid: &set.grid,
         };
         let obstacle_warm = &mut set.warm[self.group];

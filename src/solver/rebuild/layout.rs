@@ -266,6 +266,11 @@ pub(super) fn rows(
         solver.rounds.extend(rounds);
         group.rounds = start..solver.rounds.len();
     }
+    solver.largest_radius = solver
+        .rounds
+        .iter()
+        .map(|round| round.radius)
+        .fold(0.0, f32::max);
 }
 
 /// Stage 8: each body's index, island and resting time (written only where
