@@ -357,7 +357,7 @@ impl Triangles {
             })
             .collect();
         let mut grid = Grid::default();
-        grid.build(&cells, min_cell);
+        grid.build(&cells, min_cell, 0.0);
         Self {
             vertices,
             triangles: kept,
@@ -466,11 +466,13 @@ pub const MAX_CELLS: u64 = 512;
 pub const MAX_LOOKUP_CELLS: u64 = 512;
 
 /// A uniform grid of bounds (obstacles', or a mesh's triangles'): which
-/// may be within a distance of a point. Built once; a lookup visits the
-/// cells around the point, a binary search each.
+/// may be within a distance of a point. Built once, each bound widened by
+/// `widen`; a lookup within that distance visits the point's cell alone,
+/// a farther one the cells around it, a hash lookup each.
 #[derive(Debug, Default, Clone)]
 pub struct Grid {
     cell: f32,
+    widen: f32,
     /// (cell key, item), sorted.
     entries: Vec<(u64, u32)>,
     /// Each occupied cell's run of `entries`.
@@ -493,9 +495,11 @@ fn cell_key(c: [i32; 3]) -> u64 {
 }
 
 impl Grid {
-    /// Lays out `bounds` (one per item, min and max) in cells of about
-    /// their mean size, at least `min_cell`.
-    pub fn build(&mut self, bounds: &[(Vec3A, Vec3A)], min_cell: f32) {
+    /// Lays out `bounds` (one per item, min and max), each widened by
+    /// `widen`, in cells of about their mean size, at least `min_cell`.
+    pub fn build(&mut self, bounds: &[(Vec3A, Vec3A)], min_cell: f32, widen: f32) {
+        self.widen = widen.max(0.0);
+        let w = Vec3A::splat(self.widen);
         self.entries.clear();
         self.cells.clear();
         self.everywhere.clear();
@@ -503,7 +507,7 @@ impl Grid {
         self.span = ([i32::MAX; 3], [i32::MIN; 3]);
         let finite: Vec<f32> = bounds
             .iter()
-            .map(|(min, max)| (*max - *min).max_element())
+            .map(|(min, max)| (*max - *min).max_element() + 2.0 * self.widen)
             .filter(|e| e.is_finite())
             .collect();
         let mean = finite.iter().sum::<f32>() / finite.len().max(1) as f32;
@@ -514,6 +518,7 @@ impl Grid {
             1.0
         };
         for (o, &(min, max)) in bounds.iter().enumerate() {
+            let (min, max) = (min - w, max + w);
             let (lo, hi) = (self.cell_of(min), self.cell_of(max));
             let count = (0..3).fold(1u64, |n, i| n * (hi[i] - lo[i] + 1).max(1) as u64);
             if !(min.is_finite() && max.is_finite()) || count > MAX_CELLS {
@@ -558,7 +563,7 @@ impl Grid {
     #[inline]
     pub fn near(&self, p: Vec3A, reach: f32, mut visit: impl FnMut(u32)) {
         if !self.entries.is_empty() {
-            let r = Vec3A::splat(reach.max(0.0));
+            let r = Vec3A::splat((reach - self.widen).max(0.0));
             let (lo, hi) = (self.cell_of(p - r), self.cell_of(p + r));
             // Only the cells that hold entries.
             let lo: [i32; 3] = core::array::from_fn(|k| lo[k].max(self.span.0[k]));
@@ -926,7 +931,7 @@ mod tests {
             (Vec3A::splat(f32::NEG_INFINITY), Vec3A::splat(f32::INFINITY)),
         ];
         let mut grid = Grid::default();
-        grid.build(&bounds, 0.0);
+        grid.build(&bounds, 0.0, 0.0);
         let found = |p: Vec3A, reach: f32| {
             let mut all = Vec::new();
             grid.near(p, reach, |o| all.push(o));
@@ -941,5 +946,21 @@ mod tests {
         assert_eq!(found(Vec3A::splat(5.5), 3.0), [2]);
         assert_eq!(found(Vec3A::splat(5.5), 5.0), [0, 1, 2]);
         assert_eq!(found(Vec3A::splat(5.5), 100.0), [0, 1, 2]);
+        // Widened: a lookup within the widening visits the point's cell,
+        // which holds what is that near.
+        grid.build(&bounds[..2], 0.0, 0.5);
+        let near = |p: Vec3A, reach: f32| {
+            let mut all = Vec::new();
+            grid.near(p, reach, |o| all.push(o));
+            all
+        };
+        assert_eq!(near(Vec3A::new(1.3, 0.5, 0.5), 0.4), [0]);
+        assert_eq!(
+            near(Vec3A::new(1.8, 0.5, 0.5), 0.4),
+            [0],
+            "its cell holds the widened bounds"
+        );
+        assert!(near(Vec3A::splat(5.5), 0.4).is_empty());
+        assert_eq!(near(Vec3A::splat(5.5), 5.0), [0, 1]);
     }
 }

@@ -419,7 +419,9 @@ pub(crate) fn lay_out_obstacles(mut solver: ResMut<SolverState>) {
     }
     set.bounds.clear();
     set.bounds.extend(set.rows.iter().map(|row| row.bounds));
-    set.grid.build(&set.bounds, min_cell);
+    // Widened by a lookup's usual reach (twice the radius), so that most
+    // lookups visit one cell.
+    set.grid.build(&set.bounds, min_cell, 0.5 * min_cell);
     // (Endless ones are checked against every body, whatever their speed.)
     set.speed = set
         .rows
