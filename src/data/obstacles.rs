@@ -10,8 +10,8 @@ use crate::data::issues::ObstacleProblem;
 use crate::kernels::shapes::{Shape, Triangles};
 
 /// A shape of the game's world that bodies with a [`Radius`](crate::Radius)
-/// touch and cannot pass: a wall, a ramp, a platform, a character's limb.
-/// One of Bevy's primitives, placed by the entity's transform (its
+/// touch and cannot pass: a wall, a ramp, a platform, a character's limb,
+/// a level's floors, a terrain. Placed by the entity's transform (its
 /// `Transform` and those of its parents: translation, rotation and scale).
 ///
 /// - 3D: [`Sphere`], [`Cuboid`], [`Capsule3d`] and [`Cylinder`] (both
@@ -19,13 +19,18 @@ use crate::kernels::shapes::{Shape, Triangles};
 ///   points: `normal · p + d > 0`, the normal pointing into the solid).
 /// - 2D, in the local `XY` plane, as prisms endless along local `Z`:
 ///   [`Circle`], [`Rectangle`], [`Capsule2d`], [`ConvexPolygon`].
+/// - Level geometry: a [`TriangleMesh`] (also from a Bevy `Mesh`) and a
+///   [`HeightField`], laid out once in a grid of their triangles.
 ///
 /// A scale applies where the shape stays of its kind: per axis for a
-/// cuboid, rectangle or polygon, `Y` apart from `XZ` for a cylinder
-/// (`X` and `Z` equal), uniform for the rest. Any other scale, a size that
-/// is zero, negative or not finite, a polygon of fewer than three corners
-/// or one that is not convex, a non-finite transform, or an obstacle that
-/// is also a [`Body`](crate::Body) is reported once
+/// cuboid, rectangle, polygon, mesh or height field, `Y` apart from `XZ`
+/// for a cylinder (`X` and `Z` equal), uniform for the rest. Any other
+/// scale, a size that is zero, negative or not finite, a polygon of fewer
+/// than three corners or one that is not convex, a mesh with non-finite
+/// vertices, indices out of range or no triangle with an area, a height
+/// field with non-finite heights or not `rows × columns` of them, a
+/// non-finite transform, or an obstacle that is also a
+/// [`Body`](crate::Body) is reported once
 /// ([`PhysicsIssue::Obstacle`](crate::PhysicsIssue::Obstacle)) and the
 /// shape is left out until it is fixed.
 ///
