@@ -726,6 +726,58 @@ fn the_flag_flies_from_its_pole() {
     assert!(blue > 3000, "the flag: {blue} pixels");
 }
 
+/// The level (its floor, ramp, stairs and wall loaded from
+/// `assets/level.gltf` and made an obstacle of its 28 triangles, a
+/// height-field hill and a moving platform) after 5 s: its 60 balls are
+/// all above the floor, some resting high (on the ramp, the stairs, the
+/// hill, the platform or the net), every body finite; the picture shows
+/// the red balls and the green hill.
+#[test]
+fn the_level_holds_its_balls() {
+    let sources = ["examples/level.rs", "assets/level.gltf"];
+    let Some(image) = capture("level", &sources, 300) else {
+        return;
+    };
+    assert_not_blank("level", &image);
+    let log = std::fs::read_to_string(folder().join("level.log")).unwrap();
+    let mesh = Report::last(&log, "LEVEL_MESH");
+    assert_eq!(mesh.number("triangles"), 28.0, "{}", mesh.line);
+    let report = Report::last(&log, "LEVEL");
+    let line = &report.line;
+    assert_eq!(report.number("balls"), 60.0, "{line}");
+    assert_eq!(report.number("obstacles"), 3.0, "{line}");
+    assert_eq!(report.number("finite"), 1.0, "{line}");
+    assert_eq!(
+        report.number("fallen"),
+        0.0,
+        "no ball through the floor: {line}"
+    );
+    assert!(
+        report.number("on_hill") >= 1.0,
+        "a ball rests on the hill: {line}"
+    );
+    assert!(
+        report.number("high") >= 20.0,
+        "balls rest on the level's heights: {line}"
+    );
+    // Outside the physics panel (top left) and the readout (top right).
+    let scene = |x: u32, y: u32| !((x < 380 && y < 600) || (x > 1000 && y < 70));
+    let (mut red, mut green) = (0, 0);
+    for (x, y, p) in image.enumerate_pixels() {
+        let [r, g, b] = p.0.map(f32::from);
+        if !scene(x, y) {
+            continue;
+        }
+        if r > 120.0 && g < 0.5 * r && b < 0.5 * r {
+            red += 1;
+        } else if g > 100.0 && g > 1.3 * r && g > 1.3 * b {
+            green += 1;
+        }
+    }
+    assert!(red > 2000, "the balls: {red} pixels");
+    assert!(green > 20000, "the hill: {green} pixels");
+}
+
 /// Four jellies (closed meshes with a pressure) dropped onto the ground
 /// and onto each other rest after 6 s above the ground, each keeping its
 /// volume within 15 %, every body finite; the picture shows them.
