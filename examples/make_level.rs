@@ -9,7 +9,7 @@
 
 #[allow(dead_code)]
 #[path = "make_flag.rs"]
-mod make_flag;
+pub mod make_flag;
 
 /// A quad `a b c d`, counter-clockwise seen from its front.
 type Quad = [[f32; 3]; 4];
