@@ -61,20 +61,8 @@ fn scene(bodies: usize, obstacles: usize) -> App {
 
 fn obstacles(c: &mut Criterion) {
     for bodies in [10_000, 100_000] {
-        let mut group = c.benchmark_group(format!("{bodies}"));
-        group.warm_up_time(Duration::from_secs(1));
-        group.measurement_time(Duration::from_secs(4));
-        group.sample_size(20);
-        for count in [0, 100] {
-            let mut app = scene(bodies, count);
-            let name = if count == 0 {
-                "none".to_owned()
-            } else {
-                count.to_string()
-            };
-            group.bench_function(name, |b| b.iter(|| app.world_mut().run_schedule(FixedMain)));
-        }
-        group.finish();
+        let scenes = vec![("none", scene(bodies, 0)), ("100", scene(bodies, 100))];
+        steps(c, &bodies.to_string(), scenes);
     }
 }
 
@@ -90,28 +78,9 @@ fn pile(mesh: bool) -> App {
         });
     let world = app.world_mut();
     if mesh {
-        let (n, size) = (225u32, 40.0);
-        let step = size / (n - 1) as f32;
-        let vertices = (0..n * n)
-            .map(|i| {
-                Vec3::new(
-                    (i % n) as f32 * step - size / 2.0,
-                    0.0,
-                    (i / n) as f32 * step - size / 2.0,
-                )
-            })
-            .collect();
-        let mut triangles = Vec::new();
-        for r in 0..n - 1 {
-            for c in 0..n - 1 {
-                let i = r * n + c;
-                triangles.push([i, i + n, i + 1]);
-                triangles.push([i + 1, i + n, i + n + 1]);
-            }
-        }
-        world.spawn(Obstacle::from(
-            TriangleMesh::new(vertices, triangles).one_sided(),
-        ));
+        let n = 225;
+        let floor = HeightField::new(vec![0.0; n * n], n as u32, Vec2::splat(40.0));
+        world.spawn(Obstacle::from(floor.triangle_mesh().unwrap()));
     } else {
         world.spawn(GroundPlane::horizontal(0.0));
     }
@@ -134,17 +103,24 @@ fn pile(mesh: bool) -> App {
     app
 }
 
-fn piles(c: &mut Criterion) {
-    let mut group = c.benchmark_group("pile");
+/// One fixed step of each scene, in a group of `name`.
+fn steps(c: &mut Criterion, name: &str, scenes: Vec<(&str, App)>) {
+    let mut group = c.benchmark_group(name);
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(5));
     group.sample_size(10);
-    for mesh in [false, true] {
-        let mut app = pile(mesh);
-        let name = if mesh { "mesh" } else { "plane" };
+    for (name, mut app) in scenes {
         group.bench_function(name, |b| b.iter(|| app.world_mut().run_schedule(FixedMain)));
     }
     group.finish();
+}
+
+fn piles(c: &mut Criterion) {
+    steps(
+        c,
+        "pile",
+        vec![("plane", pile(false)), ("mesh", pile(true))],
+    );
 }
 
 /// The 20 capsules of a standing character about 1.8 m tall: (centre,
@@ -263,16 +239,11 @@ fn cloth(character: bool) -> App {
 }
 
 fn cloths(c: &mut Criterion) {
-    let mut group = c.benchmark_group("cloth");
-    group.warm_up_time(Duration::from_secs(1));
-    group.measurement_time(Duration::from_secs(5));
-    group.sample_size(10);
-    for character in [false, true] {
-        let mut app = cloth(character);
-        let name = if character { "character" } else { "alone" };
-        group.bench_function(name, |b| b.iter(|| app.world_mut().run_schedule(FixedMain)));
-    }
-    group.finish();
+    steps(
+        c,
+        "cloth",
+        vec![("alone", cloth(false)), ("character", cloth(true))],
+    );
 }
 
 criterion_group!(benches, obstacles, piles, cloths);

@@ -94,10 +94,11 @@ fn setup(
             0.9 * (-3.0 * (u * u + v * v)).exp() - 0.05
         })
         .collect();
+    let hill = HeightField::new(heights, HILL_SIDE, Vec2::splat(HILL_SIZE));
     commands.spawn((
-        Mesh3d(meshes.add(hill_mesh(&heights))),
+        Mesh3d(meshes.add(hill_mesh(&hill))),
         MeshMaterial3d(materials.add(Color::srgb(0.35, 0.55, 0.3))),
-        Obstacle::from(HeightField::new(heights, HILL_SIDE, Vec2::splat(HILL_SIZE))),
+        Obstacle::from(hill),
         Transform::from_translation(HILL_AT),
     ));
     // The moving platform.
@@ -204,26 +205,14 @@ fn drop_balls(commands: &mut Commands, looks: &Looks) {
     }
 }
 
-/// The hill's mesh: the height field's triangles, with smooth normals.
-fn hill_mesh(heights: &[f32]) -> Mesh {
-    let n = HILL_SIDE;
-    let step = HILL_SIZE / (n - 1) as f32;
-    let positions: Vec<[f32; 3]> = (0..n * n)
-        .map(|i| {
-            let (x, z) = (
-                (i % n) as f32 * step - HILL_SIZE / 2.0,
-                (i / n) as f32 * step - HILL_SIZE / 2.0,
-            );
-            [x, heights[i as usize], z]
-        })
-        .collect();
-    let mut indices = Vec::new();
-    for r in 0..n - 1 {
-        for c in 0..n - 1 {
-            let i = r * n + c;
-            indices.extend([i, i + n, i + 1, i + 1, i + n, i + n + 1]);
-        }
-    }
+/// The hill's mesh: the height field's own triangles, with smooth
+/// normals.
+fn hill_mesh(hill: &HeightField) -> Mesh {
+    let triangles = hill
+        .triangle_mesh()
+        .expect("the hill's heights fill its grid");
+    let positions: Vec<[f32; 3]> = triangles.vertices.iter().map(|v| v.to_array()).collect();
+    let indices = triangles.triangles.iter().flatten().copied().collect();
     Mesh::new(
         PrimitiveTopology::TriangleList,
         RenderAssetUsages::default(),

@@ -906,23 +906,13 @@ fn a_pour_on_a_terrain_of_100_000_triangles_stays_on_it() {
             hills(x, z)
         })
         .collect();
-    let field = HeightField::new(heights.clone(), n, Vec2::splat(size));
-    let vertices = (0..n * n)
-        .map(|i| {
-            let (x, z) = at(i);
-            Vec3::new(x, heights[i as usize], z)
-        })
-        .collect();
-    let mut triangles = Vec::new();
-    for r in 0..n - 1 {
-        for c in 0..n - 1 {
-            let i = r * n + c;
-            triangles.push([i, i + n, i + 1]);
-            triangles.push([i + 1, i + n, i + n + 1]);
-        }
-    }
-    assert_eq!(triangles.len(), 100_352);
-    let mesh = TriangleMesh::new(vertices, triangles);
+    let field = HeightField::new(heights, n, Vec2::splat(size));
+    // The same triangles, two-sided, as a mesh.
+    let mesh = TriangleMesh {
+        one_sided: false,
+        ..field.triangle_mesh().unwrap()
+    };
+    assert_eq!(mesh.triangles.len(), 100_352);
     for terrain in [Obstacle::from(field), Obstacle::from(mesh)] {
         let mut app = app();
         spawn(&mut app, (terrain, Transform::default()));

@@ -271,9 +271,19 @@ impl HeightField {
         }
     }
 
-    /// Its vertices and triangles (two per cell, counter-clockwise from
-    /// above), or what is wrong.
-    fn mesh(&self) -> Result<TriangleMesh, ObstacleProblem> {
+    /// Its triangles as a one-sided [`TriangleMesh`] in its own frame (two
+    /// per cell of the grid, counter-clockwise from above): what the
+    /// obstacle is made of, and a mesh to draw it with. Or what is wrong.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let field = HeightField::new(vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0], 3, Vec2::new(2.0, 1.0));
+    /// let mesh = field.triangle_mesh().unwrap();
+    /// assert_eq!((mesh.vertices.len(), mesh.triangles.len()), (6, 4));
+    /// assert_eq!(mesh.vertices[5], Vec3::new(1.0, 1.0, 0.5));
+    /// ```
+    pub fn triangle_mesh(&self) -> Result<TriangleMesh, ObstacleProblem> {
         let (n, columns) = (self.heights.len(), self.columns as usize);
         let rows = n.checked_div(columns).unwrap_or(0);
         let size_ok = self.size.is_finite() && self.size.min_element() > 0.0;
@@ -387,7 +397,7 @@ impl Obstacle {
             }
             Self::HeightField(field) => Some(checked(scale).and_then(|s| {
                 field
-                    .mesh()
+                    .triangle_mesh()
                     .and_then(|mesh| triangles_of(&mesh, s, min_cell))
             })),
             _ => None,
