@@ -29,15 +29,23 @@ use criterion::{Criterion, criterion_group, criterion_main};
 mod common;
 use common::H;
 
-fn scene(bodies: usize, obstacles: usize) -> App {
+/// The plugin at `H`, sleeping off.
+fn awake_app() -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
         .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
-        .insert_resource(Gravity(Vec3::ZERO))
         .insert_resource(SleepSettings {
             enabled: false,
             ..default()
         });
+    app
+}
+
+/// `bodies` round bodies at rest in a grid 0.5 m apart, without gravity,
+/// among `obstacles` boxes spread over the same region.
+fn scene(bodies: usize, obstacles: usize) -> App {
+    let mut app = awake_app();
+    app.insert_resource(Gravity(Vec3::ZERO));
     let side = (bodies as f32).sqrt().ceil() as usize;
     let world = app.world_mut();
     for i in 0..bodies {
@@ -69,13 +77,7 @@ fn obstacles(c: &mut Criterion) {
 /// 10 000 balls poured on the ground: a plane, or a flat mesh of
 /// 100 352 triangles.
 fn pile(mesh: bool) -> App {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
-        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
-        .insert_resource(SleepSettings {
-            enabled: false,
-            ..default()
-        });
+    let mut app = awake_app();
     let world = app.world_mut();
     if mesh {
         let n = 225;
@@ -152,13 +154,7 @@ const CHARACTER: [(Vec3, f32, f32, f32); 20] = [
 /// above the character's head, with the character's capsules or without.
 fn cloth(character: bool) -> App {
     const N: usize = 64;
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, EulerPhysicsPlugin))
-        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
-        .insert_resource(SleepSettings {
-            enabled: false,
-            ..default()
-        });
+    let mut app = awake_app();
     let world = app.world_mut();
     let spacing = 2.0 / (N - 1) as f32;
     let mass = 2.5 / (N * N) as f32;
