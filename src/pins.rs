@@ -24,7 +24,11 @@
 //! [`PhysicsSystems::Prepare`](crate::PhysicsSystems::Prepare)) is followed
 //! in the same step. A target your code moves once per frame in `Update`
 //! moves once per frame for the pin too: in a frame that runs two fixed
-//! steps, the first sees the whole move and the second none.
+//! steps, the first sees the whole move and the second none. An animated
+//! character is best sampled at the fixed clock: the `cape` example
+//! pauses its `AnimationPlayer`, seeks it to each step's time in
+//! [`PhysicsSystems::Prepare`](crate::PhysicsSystems::Prepare) and poses
+//! the character there with Bevy's `animate_targets`.
 //!
 //! Within a step (and each of its passes) the pinned body sits where the
 //! target is at the step's start, moving at the target's velocity. Under a

@@ -778,6 +778,78 @@ fn the_level_holds_its_balls() {
     assert!(green > 20000, "the hill: {green} pixels");
 }
 
+/// The cape example after 5 s (300 frames of 1/60 s): the character, its
+/// parts obstacles of Bevy's primitives, has walked its clip round the
+/// circle at the clip's pace (a lap of 8 s of radius 1.6 m: 45° and
+/// 1.257 m a second, within 2 % and 1 %, the clip sampled at each fixed
+/// step's time, so that it turns by the same angle at each step); its cape
+/// (15 × 22 vertices, the top row pinned to the torso) has slid over the
+/// torso, legs and arms, many of its bodies touching them, without a body
+/// ever passing into one (its centre inside) or sinking into one by half
+/// its radius; every body finite, the cape hanging; the picture shows the
+/// red cape.
+#[test]
+fn the_cape_slides_over_its_walker() {
+    let Some(image) = capture("cape", &["examples/cape.rs"], 300) else {
+        return;
+    };
+    assert_not_blank("cape", &image);
+    let log = std::fs::read_to_string(folder().join("cape.log")).unwrap();
+    let report = Report::last(&log, "CAPE");
+    let line = &report.line;
+    assert_eq!(report.number("bodies"), 330.0, "{line}");
+    assert_eq!(report.number("pinned"), 15.0, "{line}");
+    assert_eq!(report.number("finite"), 1.0, "{line}");
+    let walked = report.number("t");
+    let turned = report.number("turned");
+    assert!(
+        (turned - 45.0 * walked).abs() < 0.02 * 45.0 * walked,
+        "the character turns with its clip: {line}"
+    );
+    // Each step, the same turn: the clip is sampled at the fixed clock
+    // (64 Hz), not once a frame.
+    let step = 45.0 / 64.0;
+    for key in ["step_turn_least", "step_turn_most"] {
+        assert!(
+            (report.number(key) - step).abs() < 0.02 * step,
+            "the character turns by the same angle each step: {line}"
+        );
+    }
+    let travelled = report.number("travelled");
+    let arc = std::f32::consts::TAU * 1.6 / 8.0 * walked;
+    assert!(
+        (travelled - arc).abs() < 0.01 * arc,
+        "the character walks its circle: {line}"
+    );
+    assert_eq!(
+        report.number("through"),
+        0.0,
+        "no cape body inside a limb: {line}"
+    );
+    assert!(
+        report.number("nearest") > 0.5,
+        "no cape body sinks half its radius into a limb: {line}"
+    );
+    assert!(
+        report.number("touching") >= 20.0,
+        "the cape lies on the character: {line}"
+    );
+    assert!(
+        report.number("lowest") > 0.3,
+        "the cape hangs from the shoulders: {line}"
+    );
+    // Outside the physics panel (top left) and the readout (top right).
+    let scene = |x: u32, y: u32| !((x < 380 && y < 600) || (x > 840 && y < 70));
+    let red = image
+        .enumerate_pixels()
+        .filter(|&(x, y, p)| {
+            let [r, g, b] = p.0.map(f32::from);
+            scene(x, y) && r > 120.0 && g < 0.4 * r && b < 0.4 * r
+        })
+        .count();
+    assert!(red > 10000, "the cape: {red} pixels");
+}
+
 /// Four jellies (closed meshes with a pressure) dropped onto the ground
 /// and onto each other rest after 6 s above the ground, each keeping its
 /// volume within 15 %, every body finite; the picture shows them.
