@@ -17,7 +17,6 @@
 //! (an entity) gets the same order whatever its own layout.
 
 use bevy::math::Vec3A;
-use bevy::platform::collections::HashMap;
 
 /// One round thing.
 #[derive(Debug, Clone, Copy)]
@@ -46,12 +45,21 @@ const LIMIT: f32 = (1 << 30) as f32;
 
 /// The broad phase's buffers, kept between calls so that a step allocates
 /// nothing once the scene has settled.
+///
+/// [`pairs`](Self::pairs) finds every pair at once. A caller that splits
+/// the work calls [`lay_out`](Self::lay_out), then
+/// [`cell_pairs`](Self::cell_pairs) on consecutive runs of the occupied
+/// cells (at once, on any threads: it reads only) and
+/// [`large_pairs`](Self::large_pairs) last; the outputs laid end to end in
+/// that order are what `pairs` gives.
 #[derive(Debug, Default)]
 pub struct BroadPhase {
     /// Grid items by cell, then key: (cell, key, item).
     entries: Vec<(Cell, u64, u32)>,
-    /// Each occupied cell's run of `entries`.
-    cells: HashMap<Cell, (u32, u32)>,
+    /// The occupied cells in order, each with its run of `entries`.
+    cells: Vec<(Cell, u32, u32)>,
+    /// The neighbouring cells after a cell (see [`forward_offsets`]).
+    offsets: Vec<Cell>,
     /// Items kept out of the grid, by key.
     large: Vec<(u64, u32)>,
     reaches: Vec<f32>,
@@ -65,19 +73,27 @@ impl BroadPhase {
     pub fn pairs(
         &mut self,
         items: &[Reach],
-        mut accept: impl FnMut(u32, u32) -> bool,
+        accept: impl Fn(u32, u32) -> bool,
         pairs: &mut Vec<(u32, u32)>,
     ) {
+        let cells = self.lay_out(items);
+        self.cell_pairs(items, 0..cells, &accept, pairs);
+        self.large_pairs(items, &accept, pairs);
+    }
+
+    /// Lays `items` out in the grid; returns how many cells they occupy.
+    pub fn lay_out(&mut self, items: &[Reach]) -> usize {
         self.entries.clear();
         self.cells.clear();
         self.large.clear();
+        self.offsets.clear();
         let usable =
             |item: &Reach| item.pos.is_finite() && item.reach.is_finite() && item.reach >= 0.0;
         self.reaches.clear();
         self.reaches
             .extend(items.iter().filter(|item| usable(item)).map(|i| i.reach));
         if self.reaches.is_empty() {
-            return;
+            return 0;
         }
         // Ordinary items reach at most 4 times the median.
         let middle = self.reaches.len() / 2;
@@ -120,39 +136,87 @@ impl BroadPhase {
                     .iter()
                     .take_while(|entry| entry.0 == cell)
                     .count();
-            self.cells.insert(cell, (start as u32, end as u32));
+            self.cells.push((cell, start as u32, end as u32));
             start = end;
         }
+        self.large.sort_unstable();
+        self.offsets = forward_offsets(flat);
+        self.cells.len()
+    }
+
+    /// The occupied cell at whose start about `share` of the grid's items
+    /// lie before (0 for 0, the cell count for 1): where to cut
+    /// [`cell_pairs`](Self::cell_pairs) into parts of even work.
+    pub fn cut(&self, share: f32) -> usize {
+        let at = (share.clamp(0.0, 1.0) * self.entries.len() as f32) as u32;
+        self.cells.partition_point(|&(_, start, _)| start < at)
+    }
+
+    /// Appends the pairs of the occupied cells `cells` (indices in cell
+    /// order, after [`lay_out`](Self::lay_out)) with themselves and their
+    /// following neighbours, as [`pairs`](Self::pairs) does.
+    pub fn cell_pairs(
+        &self,
+        items: &[Reach],
+        cells: core::ops::Range<usize>,
+        accept: &impl Fn(u32, u32) -> bool,
+        pairs: &mut Vec<(u32, u32)>,
+    ) {
+        let Some(&(first, _, _)) = self.cells.get(cells.start) else {
+            return;
+        };
         let mut test = |i: u32, j: u32| {
             if near(&items[i as usize], &items[j as usize]) && accept(i, j) {
                 pairs.push((i, j));
             }
         };
-        let offsets = forward_offsets(flat);
-        let mut start = 0;
-        while start < self.entries.len() {
-            let cell = self.entries[start].0;
-            let (_, end) = self.cells[&cell];
-            let own = &self.entries[start..end as usize];
+        // One cursor into the cells for each offset: adding an offset keeps
+        // the cells' order, so each cursor only moves on.
+        let mut cursors = [0usize; 13];
+        for (cursor, offset) in cursors.iter_mut().zip(&self.offsets) {
+            let next = add(first, *offset);
+            *cursor = self.cells.partition_point(|c| c.0 < next);
+        }
+        for &(cell, start, end) in &self.cells[cells.start..cells.end.min(self.cells.len())] {
+            let own = &self.entries[start as usize..end as usize];
             for (n, &(_, _, i)) in own.iter().enumerate() {
                 for &(_, _, j) in &own[n + 1..] {
                     test(i, j);
                 }
             }
-            for offset in &offsets {
-                let next = [0, 1, 2].map(|k| cell[k] + offset[k]);
-                let Some(&(from, to)) = self.cells.get(&next) else {
+            for (cursor, offset) in cursors.iter_mut().zip(&self.offsets) {
+                let next = add(cell, *offset);
+                while self.cells.get(*cursor).is_some_and(|c| c.0 < next) {
+                    *cursor += 1;
+                }
+                let Some(&(found, from, to)) = self.cells.get(*cursor) else {
                     continue;
                 };
+                if found != next {
+                    continue;
+                }
                 for &(_, _, i) in own {
                     for &(_, _, j) in &self.entries[from as usize..to as usize] {
                         test(i, j);
                     }
                 }
             }
-            start = end as usize;
         }
-        self.large.sort_unstable();
+    }
+
+    /// Appends the pairs of the items kept out of the grid (after every
+    /// cell's, in [`pairs`](Self::pairs)).
+    pub fn large_pairs(
+        &self,
+        items: &[Reach],
+        accept: &impl Fn(u32, u32) -> bool,
+        pairs: &mut Vec<(u32, u32)>,
+    ) {
+        let mut test = |i: u32, j: u32| {
+            if near(&items[i as usize], &items[j as usize]) && accept(i, j) {
+                pairs.push((i, j));
+            }
+        };
         for (n, &(_, i)) in self.large.iter().enumerate() {
             for &(_, _, j) in &self.entries {
                 test(i, j);
@@ -162,6 +226,11 @@ impl BroadPhase {
             }
         }
     }
+}
+
+/// `cell + offset`.
+fn add(cell: Cell, offset: Cell) -> Cell {
+    [0, 1, 2].map(|k| cell[k] + offset[k])
 }
 
 /// The neighbouring cells after a cell (offsets greater than zero in
@@ -285,6 +354,33 @@ mod tests {
         assert!(pairs.iter().all(|&(a, b)| a > 1 && b > 1));
         // The huge one touches every other finite item near the origin.
         assert!(pairs.iter().filter(|&&(a, b)| a == 2 || b == 2).count() >= 40);
+    }
+
+    /// Cut into parts at [`BroadPhase::cut`], the cells' pairs and then the
+    /// large items' give exactly what one call gives, in the same order.
+    #[test]
+    fn parts_give_the_order_of_one_call() {
+        for (flat, seed) in [(true, 11), (false, 12)] {
+            let mut items = scatter(2000, 3.0, seed, flat);
+            items[7].reach = 2.0;
+            let mut broad = BroadPhase::default();
+            let mut whole = Vec::new();
+            broad.pairs(&items, |_, _| true, &mut whole);
+            let cells = broad.lay_out(&items);
+            let mut cuts: Vec<usize> = (0..=5).map(|k| broad.cut(k as f32 / 5.0)).collect();
+            cuts[5] = cells;
+            assert!(
+                cuts.windows(2).all(|w| w[0] < w[1]),
+                "uneven cuts: {cuts:?}"
+            );
+            let mut parts = Vec::new();
+            for w in cuts.windows(2) {
+                broad.cell_pairs(&items, w[0]..w[1], &|_, _| true, &mut parts);
+            }
+            broad.large_pairs(&items, &|_, _| true, &mut parts);
+            assert_eq!(parts, whole);
+            assert_eq!(sorted(&whole), brute(&items));
+        }
     }
 
     /// `accept` filters pairs.

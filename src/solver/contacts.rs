@@ -26,11 +26,13 @@ use bevy::prelude::*;
 
 use crate::data::constraints::CollisionGroups;
 use crate::data::requests::SolverRequests;
+use crate::data::settings::PhysicsSettings;
 use crate::kernels::batches::{Blocks, split};
 use crate::kernels::broad::Reach;
 use crate::kernels::constraints::{Material, PairRow};
 use crate::kernels::union_find::UnionFind;
 use crate::solver::SolverState;
+use crate::solver::par::{JOBS_PER_THREAD, for_each_part, split_pool};
 
 /// The fewest pairs in a block of a group's pairs that threads may solve at
 /// once: a group of fewer than twice as many keeps its pairs in the broad
@@ -90,6 +92,8 @@ pub(crate) struct Touch {
     pub rebuilt: bool,
     items: Vec<Reach>,
     found: Vec<(u32, u32)>,
+    /// Each thread's job's pairs, when the broad phase is split.
+    parts: Vec<Vec<(u32, u32)>>,
     /// Buffers of each step's check, kept to allocate nothing per step.
     rows: Vec<(u32, PairRow)>,
     blocks: Blocks,
@@ -112,8 +116,12 @@ impl Touch {
 /// Start of the fixed step, after the bodies your code wrote: the pairs of
 /// round bodies within reach, by group; marks the islands stale when they
 /// no longer follow the pairs (see the [module docs](self)).
-pub(crate) fn find_pairs(mut solver: ResMut<SolverState>, mut requests: ResMut<SolverRequests>) {
-    let stale = list_pairs(&mut solver);
+pub(crate) fn find_pairs(
+    mut solver: ResMut<SolverState>,
+    mut requests: ResMut<SolverRequests>,
+    settings: Res<PhysicsSettings>,
+) {
+    let stale = list_pairs(&mut solver, settings.parallel_threshold);
     solver.touch.stale = stale;
     if stale {
         requests.dirty = true;
@@ -126,18 +134,21 @@ pub(crate) fn find_pairs(mut solver: ResMut<SolverState>, mut requests: ResMut<S
 pub(crate) fn find_pairs_again(
     mut solver: ResMut<SolverState>,
     mut requests: ResMut<SolverRequests>,
+    settings: Res<PhysicsSettings>,
 ) {
     if !core::mem::take(&mut solver.touch.rebuilt) {
         return;
     }
-    if list_pairs(&mut solver) {
+    if list_pairs(&mut solver, settings.parallel_threshold) {
         requests.dirty = true;
     }
 }
 
 /// Lists this step's pairs into `solver.pairs` by group; true if the
-/// islands are stale.
-fn list_pairs(solver: &mut SolverState) -> bool {
+/// islands are stale. From `threshold` round bodies on, the broad phase's
+/// cells are split over the compute threads (the pairs come out in the
+/// same order).
+fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
     let solver = &mut *solver;
     for group in &mut solver.groups {
         group.pairs = 0..0;
@@ -152,6 +163,7 @@ fn list_pairs(solver: &mut SolverState) -> bool {
     let (pos, vel, valid, inv_mass) = (&solver.pos, &solver.vel, &solver.valid, &solver.inv_mass);
     let mut items = core::mem::take(&mut touch.items);
     let mut found = core::mem::take(&mut touch.found);
+    let mut parts = core::mem::take(&mut touch.parts);
     items.clear();
     found.clear();
     for &(slot, body) in &touch.slots {
@@ -193,7 +205,29 @@ fn list_pairs(solver: &mut SolverState) -> bool {
             (false, false) => false,
         }
     };
-    solver.broad.pairs(&items, accept, &mut found);
+    let broad = &mut solver.broad;
+    let cells = broad.lay_out(&items);
+    match split_pool().filter(|_| items.len() >= threshold) {
+        None => broad.cell_pairs(&items, 0..cells, &accept, &mut found),
+        Some(pool) => {
+            let broad = &*broad;
+            let jobs = pool.1 * JOBS_PER_THREAD;
+            parts.resize_with(jobs, Vec::new);
+            let cuts: Vec<usize> = (0..=jobs)
+                .map(|k| broad.cut(k as f32 / jobs as f32))
+                .collect();
+            let work = parts.iter_mut().zip(cuts.windows(2));
+            for_each_part(Some(pool), work, |(part, cut)| {
+                part.clear();
+                broad.cell_pairs(&items, cut[0]..cut[1], &accept, part);
+                false
+            });
+            for part in parts.iter() {
+                found.extend_from_slice(part);
+            }
+        }
+    }
+    broad.large_pairs(&items, &accept, &mut found);
     let mut stale = false;
     let mut touching = core::mem::take(&mut touch.touching);
     touching.clear();
@@ -264,7 +298,7 @@ fn list_pairs(solver: &mut SolverState) -> bool {
         stale = !islands_hold(solver, &mut union, &mut seen);
     }
     let touch = &mut solver.touch;
-    (touch.items, touch.found, touch.rows) = (items, found, rows);
+    (touch.items, touch.found, touch.rows, touch.parts) = (items, found, rows, parts);
     (touch.touching, touch.union, touch.seen) = (touching, union, seen);
     stale
 }

@@ -195,11 +195,9 @@ pub(crate) struct SolverState {
     /// state it starts from alone (as the pair contacts, found anew each
     /// step).
     pub plane_warm: Vec<Warm>,
-    /// The bodies the relaxing round of the last pass changed, with their
-    /// velocities before it, and a mark per slot (all false between
-    /// passes).
-    pub relaxed: Vec<(u32, Vec3A)>,
-    pub relax_marks: Vec<bool>,
+    /// The velocities of the last pass group's bodies before its relaxing
+    /// round (a buffer kept between passes).
+    pub relaxed: Vec<Vec3A>,
     /// The impulses limits hold at their bounds in the current pass.
     pub held: Vec<f32>,
     pub broad: BroadPhase,

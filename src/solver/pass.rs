@@ -521,12 +521,11 @@ impl Pass {
             aim_pairs(run, &bodies, &rounds, check);
             false
         });
-        let mut moved = core::mem::take(&mut solver.relaxed);
-        moved.clear();
-        solver.relax_marks.resize(solver.pos.len(), false);
+        let mut before = core::mem::take(&mut solver.relaxed);
+        let slots = group.slots.clone();
         let relaxed = Relaxed {
-            moved: &mut moved,
-            marked: &mut solver.relax_marks,
+            slots: slots.clone(),
+            before: &mut before,
             held: &mut solver.held,
         };
         solve(
@@ -542,12 +541,18 @@ impl Pass {
             relaxed,
         );
         keep_obstacle_warm(contacts, obstacle_warm);
-        // What the position bias asked for moves the body, not its speed.
-        for &(slot, biased) in &moved {
-            let s = slot as usize;
-            solver.pos[s] += self.h * (biased - solver.vel[s]);
+        // What the position bias asked for moves the body, not its speed:
+        // each body whose velocity the relaxing round changed.
+        if before.len() == slots.len() {
+            let (pos, vel) = (&mut solver.pos[slots.clone()], &solver.vel[slots]);
+            let bits = |v: Vec3A| v.to_array().map(f32::to_bits);
+            for ((pos, &vel), &biased) in pos.iter_mut().zip(vel).zip(&before) {
+                if bits(biased) != bits(vel) {
+                    *pos += self.h * (biased - vel);
+                }
+            }
         }
-        solver.relaxed = moved;
+        solver.relaxed = before;
     }
 
     /// The drift alone, after the rods and contacts.
