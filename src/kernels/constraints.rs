@@ -904,6 +904,7 @@ fn relax(
     solve: &Rounds,
     out: Relaxed,
 ) {
+    out.before.clear();
     if rods.is_empty()
         && angles.is_empty()
         && contacts.is_empty()
@@ -914,7 +915,6 @@ fn relax(
     // The group's velocities, copied whole: a pass of the group's bodies in
     // order costs less than listing the bodies of each contact (a pile's
     // contacts touch each body several times, in no order).
-    out.before.clear();
     out.before.extend_from_slice(&bodies.vel[out.slots.clone()]);
     let unbiased = Rounds {
         beta: 0.0,

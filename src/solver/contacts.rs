@@ -23,12 +23,13 @@
 
 use bevy::math::Vec3A;
 use bevy::prelude::*;
+use bevy::tasks::TaskPool;
 
 use crate::data::constraints::CollisionGroups;
 use crate::data::requests::SolverRequests;
 use crate::data::settings::PhysicsSettings;
 use crate::kernels::batches::{Blocks, split};
-use crate::kernels::broad::Reach;
+use crate::kernels::broad::{BroadPhase, Reach};
 use crate::kernels::constraints::{Material, PairRow};
 use crate::kernels::union_find::UnionFind;
 use crate::solver::SolverState;
@@ -205,29 +206,15 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
             (false, false) => false,
         }
     };
-    let broad = &mut solver.broad;
-    let cells = broad.lay_out(&items);
-    match split_pool().filter(|_| items.len() >= threshold) {
-        None => broad.cell_pairs(&items, 0..cells, &accept, &mut found),
-        Some(pool) => {
-            let broad = &*broad;
-            let jobs = pool.1 * JOBS_PER_THREAD;
-            parts.resize_with(jobs, Vec::new);
-            let cuts: Vec<usize> = (0..=jobs)
-                .map(|k| broad.cut(k as f32 / jobs as f32))
-                .collect();
-            let work = parts.iter_mut().zip(cuts.windows(2));
-            for_each_part(Some(pool), work, |(part, cut)| {
-                part.clear();
-                broad.cell_pairs(&items, cut[0]..cut[1], &accept, part);
-                false
-            });
-            for part in parts.iter() {
-                found.extend_from_slice(part);
-            }
-        }
-    }
-    broad.large_pairs(&items, &accept, &mut found);
+    let split = split_pool().filter(|_| items.len() >= threshold);
+    broad_pairs(
+        &mut solver.broad,
+        &items,
+        &accept,
+        split,
+        &mut parts,
+        &mut found,
+    );
     let mut stale = false;
     let mut touching = core::mem::take(&mut touch.touching);
     touching.clear();
@@ -301,6 +288,42 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
     (touch.items, touch.found, touch.rows, touch.parts) = (items, found, rows, parts);
     (touch.touching, touch.union, touch.seen) = (touching, union, seen);
     stale
+}
+
+/// The broad phase's pairs of `items` that `accept` takes, into `found`;
+/// over `split`'s threads when given, each pairing a run of the grid's
+/// cells into its own buffer of `parts`, laid end to end in order (the
+/// pairs of one call, in the same order).
+fn broad_pairs(
+    broad: &mut BroadPhase,
+    items: &[Reach],
+    accept: &(impl Fn(u32, u32) -> bool + Sync),
+    split: Option<(&'static TaskPool, usize)>,
+    parts: &mut Vec<Vec<(u32, u32)>>,
+    found: &mut Vec<(u32, u32)>,
+) {
+    let cells = broad.lay_out(items);
+    let broad = &*broad;
+    match split {
+        None => broad.cell_pairs(items, 0..cells, accept, found),
+        Some((pool, threads)) => {
+            let jobs = threads * JOBS_PER_THREAD;
+            parts.resize_with(jobs, Vec::new);
+            let cuts: Vec<usize> = (0..=jobs)
+                .map(|k| broad.cut(k as f32 / jobs as f32))
+                .collect();
+            let work = parts.iter_mut().zip(cuts.windows(2));
+            for_each_part(Some((pool, threads)), work, |(part, cut)| {
+                part.clear();
+                broad.cell_pairs(items, cut[0]..cut[1], accept, part);
+                false
+            });
+            for part in parts.iter() {
+                found.extend_from_slice(part);
+            }
+        }
+    }
+    broad.large_pairs(items, accept, found);
 }
 
 /// Gives each group its run of `rows` (sorted by group) and writes them into
