@@ -29,10 +29,8 @@ mod support;
 use std::f32::consts::{PI, TAU};
 
 use bevy::animation::{AnimatedBy, AnimationTargetId, animate_targets, animated_field};
-use bevy::asset::RenderAssetUsages;
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::math::curve::{FunctionCurve, Interval};
-use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use bevy::transform::helper::TransformHelper;
 use bevy_euler_physics::prelude::*;
@@ -200,13 +198,7 @@ fn cape_mesh() -> Mesh {
             ]);
         }
     }
-    Mesh::new(
-        PrimitiveTopology::TriangleList,
-        RenderAssetUsages::default(),
-    )
-    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
-    .with_inserted_indices(Indices::U32(indices))
-    .with_computed_smooth_normals()
+    support::triangle_mesh(positions, indices)
 }
 
 /// The cape's cloth: its top row pinned to the torso; its bodies touch the

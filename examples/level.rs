@@ -18,10 +18,8 @@
 
 mod support;
 
-use bevy::asset::RenderAssetUsages;
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::gltf::GltfAssetLabel;
-use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 use support::parts::example_app;
@@ -213,13 +211,7 @@ fn hill_mesh(hill: &HeightField) -> Mesh {
         .expect("the hill's heights fill its grid");
     let positions: Vec<[f32; 3]> = triangles.vertices.iter().map(|v| v.to_array()).collect();
     let indices = triangles.triangles.iter().flatten().copied().collect();
-    Mesh::new(
-        PrimitiveTopology::TriangleList,
-        RenderAssetUsages::default(),
-    )
-    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
-    .with_inserted_indices(Indices::U32(indices))
-    .with_computed_smooth_normals()
+    support::triangle_mesh(positions, indices)
 }
 
 /// Once the level's mesh is loaded, its triangles become an obstacle.

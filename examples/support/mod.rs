@@ -52,6 +52,21 @@ pub fn daylight(commands: &mut Commands, ambient: f32) {
     });
 }
 
+/// A mesh of the triangles `indices` (three to a triangle) over
+/// `positions`, with smooth normals.
+#[allow(dead_code)]
+pub fn triangle_mesh(positions: Vec<[f32; 3]>, indices: Vec<u32>) -> Mesh {
+    use bevy::asset::RenderAssetUsages;
+    use bevy::mesh::{Indices, PrimitiveTopology};
+    Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
+    .with_inserted_indices(Indices::U32(indices))
+    .with_computed_smooth_normals()
+}
+
 /// Whether the screenshot tests run the example (`EULER_CAPTURE` is set).
 #[allow(dead_code)]
 pub fn capturing() -> bool {
