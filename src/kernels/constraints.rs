@@ -607,8 +607,8 @@ pub struct WarmStart<'a> {
 }
 
 /// Where the relaxing round leaves the bodies' velocities: those of the
-/// pass group's `slots` before it, in `before` (left empty when there is
-/// nothing to relax), to move each body it changed by `h·(before − after)`.
+/// pass group's `slots` before it, in `before` (written only when it runs,
+/// see [`solve`]), to move each body it changed by `h·(before − after)`.
 pub struct Relaxed<'a> {
     pub slots: core::ops::Range<usize>,
     pub before: &'a mut Vec<Vec3A>,
@@ -624,6 +624,8 @@ pub struct Relaxed<'a> {
 /// [module docs](self)), with the velocities from before it in `relaxed`;
 /// keeps each plane contact's impulses in `warm` for the next pass (every
 /// other entry is cleared; pair contacts keep theirs in their lanes).
+/// Returns whether the relaxing round ran (there was something to relax):
+/// only then does `relaxed.before` hold this pass's velocities.
 pub fn solve(
     Joints { rods, angles }: Joints,
     contacts: &mut [Contact],
@@ -632,7 +634,7 @@ pub fn solve(
     solve: &Rounds,
     warm: WarmStart,
     relaxed: Relaxed,
-) {
+) -> bool {
     let held = &mut *relaxed.held;
     held.clear();
     held.resize(rods.len() + angles.len(), 0.0);
@@ -653,7 +655,7 @@ pub fn solve(
         }
         solve_pairs(&mut pairs, Visit::Round, bodies.vel);
     }
-    relax(rods, angles, contacts, &mut pairs, bodies, solve, relaxed);
+    let relaxing = relax(rods, angles, contacts, &mut pairs, bodies, solve, relaxed);
     warm.planes.fill(Warm::default());
     for contact in contacts.iter() {
         if let Some(warm) = warm.planes.get_mut(contact.warm) {
@@ -663,6 +665,7 @@ pub fn solve(
             };
         }
     }
+    relaxing
 }
 
 /// One visit (the warm start, or a round) of the pair contacts, batch after
@@ -903,18 +906,18 @@ fn relax(
     bodies: &mut Bodies,
     solve: &Rounds,
     out: Relaxed,
-) {
-    out.before.clear();
+) -> bool {
     if rods.is_empty()
         && angles.is_empty()
         && contacts.is_empty()
         && pairs.found.contacts.is_empty()
     {
-        return;
+        return false;
     }
     // The group's velocities, copied whole: a pass of the group's bodies in
     // order costs less than listing the bodies of each contact (a pile's
     // contacts touch each body several times, in no order).
+    out.before.clear();
     out.before.extend_from_slice(&bodies.vel[out.slots.clone()]);
     let unbiased = Rounds {
         beta: 0.0,
@@ -934,6 +937,7 @@ fn relax(
         group.relax();
     }
     solve_pairs(pairs, Visit::Round, bodies.vel);
+    true
 }
 
 #[cfg(test)]

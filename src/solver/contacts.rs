@@ -309,15 +309,16 @@ fn broad_pairs(
         Some((pool, threads)) => {
             let jobs = threads * JOBS_PER_THREAD;
             parts.resize_with(jobs, Vec::new);
-            let cuts: Vec<usize> = (0..=jobs)
-                .map(|k| broad.cut(k as f32 / jobs as f32))
-                .collect();
-            let work = parts.iter_mut().zip(cuts.windows(2));
-            for_each_part(Some((pool, threads)), work, |(part, cut)| {
-                part.clear();
-                broad.cell_pairs(items, cut[0]..cut[1], accept, part);
-                false
-            });
+            let cut = |k: usize| broad.cut(k as f32 / jobs as f32);
+            for_each_part(
+                Some((pool, threads)),
+                parts.iter_mut().enumerate(),
+                |(k, part)| {
+                    part.clear();
+                    broad.cell_pairs(items, cut(k)..cut(k + 1), accept, part);
+                    false
+                },
+            );
             for part in parts.iter() {
                 found.extend_from_slice(part);
             }

@@ -528,7 +528,7 @@ impl Pass {
             before: &mut before,
             held: &mut solver.held,
         };
-        solve(
+        let relaxing = solve(
             Joints { rods, angles },
             contacts,
             PairBatches {
@@ -543,7 +543,7 @@ impl Pass {
         keep_obstacle_warm(contacts, obstacle_warm);
         // What the position bias asked for moves the body, not its speed:
         // each body whose velocity the relaxing round changed.
-        if before.len() == slots.len() {
+        if relaxing {
             let (pos, vel) = (&mut solver.pos[slots.clone()], &solver.vel[slots]);
             let bits = |v: Vec3A| v.to_array().map(f32::to_bits);
             for ((pos, &vel), &biased) in pos.iter_mut().zip(vel).zip(&before) {
