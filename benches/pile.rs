@@ -34,21 +34,14 @@ use bevy_euler_physics::prelude::*;
 
 mod common;
 use common::{Counting, live_bytes, median, time};
-use common::{H, bench_app};
+use common::{H, PILE_R, bench_app, pile_layout, spawn_pile};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-const R: f32 = 0.05;
+const R: f32 = PILE_R;
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 const G: f32 = -9.81;
-
-/// Columns of the pile and the box's half width: about twice as wide as
-/// high.
-fn layout(n: usize) -> (usize, f32) {
-    let columns = ((2 * n) as f32).sqrt().ceil() as usize;
-    (columns, columns as f32 * 2.2 * R / 2.0 + R)
-}
 
 /// The plugin's app with the pile poured and settled.
 fn plugin_app(n: usize, parallel: bool, settle: usize) -> App {
@@ -60,20 +53,7 @@ fn plugin_app(n: usize, parallel: bool, settle: usize) -> App {
             .resource_mut::<PhysicsSettings>()
             .parallel_threshold = PhysicsSettings::default().parallel_threshold;
     }
-    let (columns, half) = layout(n);
-    let world = app.world_mut();
-    world.spawn(GroundPlane::horizontal(0.0));
-    world.spawn(GroundPlane::new(Vec3::X, -half));
-    world.spawn(GroundPlane::new(Vec3::NEG_X, -half));
-    for i in 0..n {
-        let (row, col) = (i / columns, i % columns);
-        let jitter = ((i * 7919) % 13) as f32 / 13.0 - 0.5;
-        let x = -half + R + col as f32 * 2.2 * R + 0.1 * R * jitter;
-        world.spawn((
-            Body::new(1.0).with_position(Vec3::new(x, R + row as f32 * 2.2 * R, 0.0)),
-            Radius(R),
-        ));
-    }
+    spawn_pile(app.world_mut(), n);
     app.update();
     for _ in 0..settle {
         app.world_mut().run_schedule(FixedMain);
@@ -191,7 +171,7 @@ impl Plain {
             .map(|(e, b)| (e, *b))
             .collect();
         bodies.sort_by_key(|(e, _)| *e);
-        let (_, half) = layout(n);
+        let (_, half) = pile_layout(n);
         Self {
             pos: bodies.iter().map(|(_, b)| b.position.into()).collect(),
             vel: bodies.iter().map(|(_, b)| b.velocity.into()).collect(),

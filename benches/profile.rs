@@ -16,7 +16,10 @@
 //!   `awake`, `asleep`, `mixed` or `empty` (the resting scene of
 //!   `benches/islands.rs`: 1000 ropes of 20, kept awake, all asleep, every
 //!   other one asleep, or no bodies), `one` (one falling body), or `bare`
-//!   (no bodies and no plugin: Bevy's own `FixedMain`);
+//!   (no bodies and no plugin: Bevy's own `FixedMain`), or `pile`
+//!   (`benches/pile.rs`'s pile of `BALLS` balls, default 100 000,
+//!   sleeping off, settled for `SETTLE` steps, default 400, before the
+//!   timing);
 //! - `ROPES` (default 100), `STEPS` (default 100);
 //! - `SYSTEMS=1`: a system of yours that does nothing in each of the four
 //!   sets of `PhysicsSubstep` (as the fourth column of `benches/step.rs`),
@@ -39,7 +42,7 @@ use bevy::prelude::*;
 use bevy_euler_physics::prelude::*;
 
 mod common;
-use common::{H, Plain, rope, single_threaded_fixed_main};
+use common::{H, Plain, rope, single_threaded_fixed_main, spawn_pile};
 
 fn var(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -131,6 +134,13 @@ fn main() {
                 }
             }
         }
+        "pile" => {
+            world.insert_resource(SleepSettings {
+                enabled: false,
+                ..default()
+            });
+            spawn_pile(world, var("BALLS", 100_000));
+        }
         "empty" | "bare" => {}
         "one" => {
             world.spawn(Body::new(1.0));
@@ -151,8 +161,14 @@ fn main() {
         world.flush();
     }
     app.update();
-    // The first steps build the index (and apply sleep commands).
-    for _ in 0..3 {
+    // The first steps build the index (and apply sleep commands); a pile
+    // settles first.
+    let settle = if scene == "pile" {
+        var("SETTLE", 400)
+    } else {
+        3
+    };
+    for _ in 0..settle {
         app.world_mut().run_schedule(FixedMain);
     }
     let start = Instant::now();

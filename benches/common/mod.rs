@@ -235,3 +235,32 @@ pub fn median(mut xs: Vec<f64>) -> (f64, f64, f64) {
     xs.sort_by(f64::total_cmp);
     (xs[xs.len() / 2], xs[0], xs[xs.len() - 1])
 }
+
+/// The radius of `benches/pile.rs`'s balls, in metres (1 kg each).
+pub const PILE_R: f32 = 0.05;
+
+/// Columns of `benches/pile.rs`'s pile of `n` balls and its box's half
+/// width: about twice as wide as high.
+pub fn pile_layout(n: usize) -> (usize, f32) {
+    let columns = ((2 * n) as f32).sqrt().ceil() as usize;
+    (columns, columns as f32 * 2.2 * PILE_R / 2.0 + PILE_R)
+}
+
+/// Spawns `benches/pile.rs`'s pile: a box of three planes and `n` balls on
+/// a grid of spacing `2.2·r`, each column nudged by up to 5 % of `r`.
+pub fn spawn_pile(world: &mut World, n: usize) {
+    let (columns, half) = pile_layout(n);
+    let r = PILE_R;
+    world.spawn(GroundPlane::horizontal(0.0));
+    world.spawn(GroundPlane::new(Vec3::X, -half));
+    world.spawn(GroundPlane::new(Vec3::NEG_X, -half));
+    for i in 0..n {
+        let (row, col) = (i / columns, i % columns);
+        let jitter = ((i * 7919) % 13) as f32 / 13.0 - 0.5;
+        let x = -half + r + col as f32 * 2.2 * r + 0.1 * r * jitter;
+        world.spawn((
+            Body::new(1.0).with_position(Vec3::new(x, r + row as f32 * 2.2 * r, 0.0)),
+            Radius(r),
+        ));
+    }
+}

@@ -19,14 +19,13 @@
 //! may lean on the same fixed ball.
 
 use core::ops::Range;
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use bevy::math::Vec3A;
 
 /// At most this many blocks a step: enough for as many threads.
 pub const MAX_BLOCKS: usize = 16;
-
-// A row's block (or `MAX_BLOCKS` for none) is kept in a byte.
-const _: () = assert!(MAX_BLOCKS < u8::MAX as usize);
 
 /// A run of rows (or of the contacts found on them).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,14 +42,40 @@ pub struct Batch {
 #[derive(Debug, Default)]
 pub struct Blocks {
     /// Per slot: the block that reaches its moving body, [`NOBODY`] or
-    /// [`SHARED`].
-    owners: Vec<u32>,
-    /// Per row: its block, or `MAX_BLOCKS` for the pairs solved after.
-    blocks: Vec<u8>,
+    /// [`SHARED`] (written by the blocks at once).
+    owners: Vec<AtomicU32>,
 }
 
 const NOBODY: u32 = u32::MAX;
 const SHARED: u32 = u32::MAX - 1;
+
+/// How [`split`] runs its jobs: `each(n, f)` calls `f` once on each of
+/// `0..n`, in any order, maybe at once on several threads ([`in_turn`]
+/// on this one).
+pub type Each<'a> = &'a dyn Fn(usize, &(dyn Fn(usize) + Sync));
+
+/// Calls `f` on each of `0..n` in turn, on this thread.
+#[cfg(test)]
+pub fn in_turn(n: usize, f: &(dyn Fn(usize) + Sync)) {
+    (0..n).for_each(f);
+}
+
+/// Marks `owner`'s body as reached by `block`: its block if none other
+/// reaches it, [`SHARED`] once two do (the same whatever the order).
+fn claim(owner: &AtomicU32, block: u32) {
+    let mut now = owner.load(Ordering::Relaxed);
+    loop {
+        let new = match now {
+            NOBODY => block,
+            own if own == block || own == SHARED => return,
+            _ => SHARED,
+        };
+        match owner.compare_exchange_weak(now, new, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(was) => now = was,
+        }
+    }
+}
 
 /// Appends `src`'s rows (each `row(item)`) to `out`, cut into blocks of at
 /// least `per_block` rows (at most [`MAX_BLOCKS`]; fewer than two such
@@ -58,17 +83,19 @@ const SHARED: u32 = u32::MAX - 1;
 /// after all blocks, stably, and lists the batches into `batches` (cleared
 /// first; their rows counted from where `out` started): the blocks, joined,
 /// then the shared pairs. `ends(row)` gives a row's two slots,
-/// `moving(slot)` whether that body moves.
+/// `moving(slot)` whether that body moves. Each block's rows are read and
+/// written by a job of `each` (the blocks at once, on several threads if it
+/// runs them so), with the same result however they run.
 #[allow(clippy::too_many_arguments)]
-pub fn split<T, R: Copy>(
+pub fn split<T: Sync, R: Copy + Send + Sync>(
     src: &[T],
-    row: impl Fn(&T) -> R,
-    ends: impl Fn(&R) -> (u32, u32),
-    moving: impl Fn(u32) -> bool,
+    row: impl Fn(&T) -> R + Sync,
+    ends: impl Fn(&R) -> (u32, u32) + Sync,
+    moving: impl Fn(u32) -> bool + Sync,
     per_block: usize,
     buffers: &mut Blocks,
-    out: &mut Vec<R>,
-    batches: &mut Vec<Batch>,
+    (out, batches): (&mut Vec<R>, &mut Vec<Batch>),
+    each: Each,
 ) {
     batches.clear();
     let len = src.len();
@@ -83,60 +110,96 @@ pub fn split<T, R: Copy>(
         }
         return;
     }
-    let Blocks { owners, blocks } = buffers;
-    let block_of = |i: usize| (i * k / len) as u32;
+    // Row `i` is in block `i·k / len`.
+    let block = |b: usize| &src[(b * len).div_ceil(k)..((b + 1) * len).div_ceil(k)];
     let moving_ends = |item: &T| {
         let (a, b) = ends(&row(item));
         [a, b].into_iter().filter(|&s| moving(s))
     };
-    for (i, item) in src.iter().enumerate() {
-        for s in moving_ends(item) {
-            let s = s as usize;
-            if owners.len() <= s {
-                owners.resize(s + 1, NOBODY);
-            }
-            let owner = &mut owners[s];
-            *owner = match *owner {
-                NOBODY => block_of(i),
-                own if own == block_of(i) => own,
-                _ => SHARED,
-            };
+    let top = AtomicU32::new(0);
+    each(k, &|b| {
+        let most = block(b).iter().flat_map(moving_ends).max();
+        top.fetch_max(most.map_or(0, |s| s + 1), Ordering::Relaxed);
+    });
+    let owners = &mut buffers.owners;
+    let top = top.into_inner() as usize;
+    if owners.len() < top {
+        owners.resize_with(top, || AtomicU32::new(NOBODY));
+    }
+    let owners = &*owners;
+    each(k, &|b| {
+        for s in block(b).iter().flat_map(moving_ends) {
+            claim(&owners[s as usize], b as u32);
         }
-    }
-    blocks.clear();
-    let mut counts = [0usize; MAX_BLOCKS + 1];
-    for (i, item) in src.iter().enumerate() {
-        let own = block_of(i);
-        let inside = moving_ends(item).all(|s| owners[s as usize] == own);
-        let block = if inside { own as usize } else { MAX_BLOCKS };
-        blocks.push(block as u8);
-        counts[block] += 1;
-    }
-    for item in src {
-        for s in moving_ends(item) {
-            owners[s as usize] = NOBODY;
-        }
-    }
-    let mut starts = [0usize; MAX_BLOCKS + 1];
+    });
+    let inside = |item: &T, b: usize| {
+        moving_ends(item).all(|s| owners[s as usize].load(Ordering::Relaxed) == b as u32)
+    };
+    let counts: [AtomicUsize; MAX_BLOCKS] = core::array::from_fn(|_| AtomicUsize::new(0));
+    each(k, &|b| {
+        let n = block(b).iter().filter(|item| inside(item, b)).count();
+        counts[b].store(n, Ordering::Relaxed);
+    });
+    let counts = counts.map(AtomicUsize::into_inner);
+    let within: usize = counts.iter().sum();
     let mut at = 0;
-    for (block, &count) in counts.iter().enumerate() {
-        starts[block] = at;
+    for &count in &counts[..k] {
         if count > 0 {
+            // Blocks after the first run at once with the ones before.
             batches.push(Batch {
                 rows: at..at + count,
-                // Blocks after the first run at once with the ones before.
-                joined: block < MAX_BLOCKS && at > 0,
+                joined: at > 0,
             });
         }
         at += count;
     }
+    if within < len {
+        batches.push(Batch {
+            rows: within..len,
+            joined: false,
+        });
+    }
+    // Each block's rows inside it, and those it shares, each to their run.
     let base = out.len();
     out.resize(base + len, row(&src[0]));
-    for (item, &block) in src.iter().zip(blocks.iter()) {
-        let at = &mut starts[block as usize];
-        out[base + *at] = row(item);
-        *at += 1;
-    }
+    let (mut blocks, mut shared) = out[base..].split_at_mut(within);
+    // Each block's two runs of `out`, for its job to take.
+    type Runs<'a, R> = Mutex<Option<(&'a mut [R], &'a mut [R])>>;
+    let runs: [Runs<R>; MAX_BLOCKS] = core::array::from_fn(|b| {
+        if b >= k {
+            return Mutex::new(None);
+        }
+        let (own, rest) = core::mem::take(&mut blocks).split_at_mut(counts[b]);
+        blocks = rest;
+        let others = block(b).len() - counts[b];
+        let (theirs, rest) = core::mem::take(&mut shared).split_at_mut(others);
+        shared = rest;
+        Mutex::new(Some((own, theirs)))
+    });
+    each(k, &|b| {
+        let taken = runs[b]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some((own, theirs)) = taken else {
+            return;
+        };
+        let (mut i, mut j) = (0, 0);
+        for item in block(b) {
+            if inside(item, b) {
+                own[i] = row(item);
+                i += 1;
+            } else {
+                theirs[j] = row(item);
+                j += 1;
+            }
+        }
+    });
+    each(k, &|b| {
+        for s in block(b).iter().flat_map(moving_ends) {
+            owners[s as usize].store(NOBODY, Ordering::Relaxed);
+        }
+    });
 }
 
 /// Runs work over batches, maybe running joined ones on several threads
@@ -292,7 +355,7 @@ mod tests {
             .collect();
         let before = rows;
         let (mut buffers, mut batches) = (Blocks::default(), Vec::new());
-        let cut = |buffers: &mut Blocks, batches: &mut Vec<Batch>| {
+        let cut_by = |buffers: &mut Blocks, batches: &mut Vec<Batch>, each: Each| {
             let mut out = vec![(0, 0, 0)];
             split(
                 &before,
@@ -301,12 +364,14 @@ mod tests {
                 moving,
                 500,
                 buffers,
-                &mut out,
-                batches,
+                (&mut out, batches),
+                each,
             );
             out.remove(0);
             out
         };
+        let cut =
+            |buffers: &mut Blocks, batches: &mut Vec<Batch>| cut_by(buffers, batches, &in_turn);
         let rows = cut(&mut buffers, &mut batches);
         let mut seen: Vec<usize> = rows.iter().map(|r| r.2).collect();
         seen.sort_unstable();
@@ -343,6 +408,21 @@ mod tests {
         let mut again_batches = Vec::new();
         assert_eq!(cut(&mut buffers, &mut again_batches), rows);
         assert_eq!(again_batches, batches);
+        // The blocks' jobs backwards, and each on a thread of its own: the
+        // same cut.
+        let backwards = |n: usize, f: &(dyn Fn(usize) + Sync)| (0..n).rev().for_each(f);
+        let threads = |n: usize, f: &(dyn Fn(usize) + Sync)| {
+            std::thread::scope(|scope| {
+                for b in 0..n {
+                    scope.spawn(move || f(b));
+                }
+            });
+        };
+        for each in [&backwards as Each, &threads] {
+            let mut other = Vec::new();
+            assert_eq!(cut_by(&mut buffers, &mut other, each), rows);
+            assert_eq!(other, batches);
+        }
     }
 
     /// Fewer rows than two blocks: one batch, the rows as they were.
@@ -357,8 +437,8 @@ mod tests {
             |_| true,
             200,
             &mut Blocks::default(),
-            &mut rows,
-            &mut batches,
+            (&mut rows, &mut batches),
+            &in_turn,
         );
         assert_eq!(rows, before);
         assert_eq!(

@@ -145,10 +145,23 @@ pub type PairContact = One;
 #[derive(Debug, Default)]
 pub struct PairContacts {
     /// As found, in order: their bodies and materials (the lanes hold
-    /// each contact's normal, targets and impulses for the step).
+    /// each contact's normal, targets and impulses for the step). Found
+    /// in parts ([`find_pair_contacts_in_parts`]), they stay in the parts:
+    /// this list is then empty.
     pub contacts: Vec<PairContact>,
     pub batches: Vec<Batch>,
     pub lanes: Lanes,
+}
+
+/// A run of batches' pair contacts, found and laid out in groups of four
+/// on one thread while other threads take other runs
+/// ([`find_pair_contacts_in_parts`]); kept between steps for its buffers.
+#[derive(Debug, Default)]
+pub struct PairPart {
+    found: PairContacts,
+    /// Whether the batch after the run opens its stage, as far as the run
+    /// tells (see [`find_in`]).
+    opens: bool,
 }
 
 /// What the rounds solve of a pass's pair contacts, and how joined batches
@@ -233,18 +246,38 @@ pub struct Bodies<'a> {
 /// whose drift would cross a plane, and (speculatively) bodies near one,
 /// which the rods may push into it during the rounds. Fixed bodies have no
 /// contacts. Each starts from its impulses in `warm` (entry
-/// `round · planes.len() + plane`).
+/// `round · planes.len() + plane`), which it takes: every entry read is
+/// left at its default, so that [`solve`] has only to write the contacts'
+/// (the entries of a body not read, invalid or fixed, are never read in
+/// the step).
 pub fn find_contacts(
     rounds: &[RoundRow],
     planes: &[PlaneRow],
     bodies: &Bodies,
     solve: &Rounds,
-    warm: &[Warm],
+    warm: &mut [Warm],
+    contacts: &mut Vec<Contact>,
+) {
+    contacts.clear();
+    find_contacts_of(rounds, 0, planes, bodies, solve, warm, contacts);
+}
+
+/// What [`find_contacts`] does for the rows `first..` of the pass's
+/// round rows (`rounds`, a run of them), appended to `contacts`, with
+/// `warm` the entries of these rows alone (from row `first`'s): runs of
+/// rows may be taken at once, each into its own list, and the lists laid
+/// end to end in order give the contacts of one call.
+pub fn find_contacts_of(
+    rounds: &[RoundRow],
+    first: usize,
+    planes: &[PlaneRow],
+    bodies: &Bodies,
+    solve: &Rounds,
+    warm: &mut [Warm],
     contacts: &mut Vec<Contact>,
 ) {
     let (pos, vel) = (bodies.pos, &*bodies.vel);
-    contacts.clear();
-    for (r, round) in rounds.iter().enumerate() {
+    for (r, round) in (first..).zip(rounds) {
         let i = round.slot as usize;
         if !bodies.valid[i] || bodies.inv_mass[i] <= 0.0 {
             continue;
@@ -262,7 +295,8 @@ pub fn find_contacts(
                 velocity: Vec3A::ZERO,
                 material,
             };
-            if let Some(contact) = surface_contact(round, vel[i], at, solve, warm.get(w)) {
+            let held = warm.get_mut(w - first * planes.len()).map(core::mem::take);
+            if let Some(contact) = surface_contact(round, vel[i], at, solve, held.as_ref()) {
                 contacts.push(Contact { warm: w, ..contact });
             }
         }
@@ -517,17 +551,137 @@ pub fn find_pair_contacts(
     merge: bool,
     found: &mut PairContacts,
 ) {
-    let vel = &*bodies.vel;
     let PairContacts {
         contacts,
         batches: found_batches,
         lanes,
     } = found;
+    find_in(pairs, batches, bodies, span, true, contacts, found_batches);
+    pack(contacts, found_batches, bodies.inv_mass.len(), merge, lanes);
+}
+
+/// What [`find_pair_contacts`] does (without `merge`), with the batches
+/// cut into runs that `each` may take at once on several threads: each
+/// run's contacts are found and laid out in groups in a part of `parts`
+/// (one part per run, `runs` of them, cut by rows), and then the parts'
+/// groups laid end to end into `found.lanes` by `each` again. The groups,
+/// the batches and their `joined` are those of one call, bit for bit;
+/// `found.contacts` stays empty (the contacts stay in the parts).
+///
+/// `each(jobs, f)` must call `f` once on each of `jobs`, in any order,
+/// on any thread.
+pub fn find_pair_contacts_in_parts<E>(
+    pairs: &[PairRow],
+    batches: &[Batch],
+    bodies: &Bodies,
+    span: f32,
+    (runs, each): (usize, E),
+    parts: &mut Vec<PairPart>,
+    found: &mut PairContacts,
+) where
+    E: Fn(&mut dyn Iterator<Item = Job>, &(dyn Fn(Job) + Sync)),
+{
+    let runs = runs.max(1);
+    parts.resize_with(runs, PairPart::default);
+    // Runs of whole batches with about as many rows each.
+    let total = batches.last().map_or(0, |batch| batch.rows.end);
+    let first = batches.first().map_or(0, |batch| batch.rows.start);
+    let cut = |k: usize| {
+        let row = first + (total - first) * k / runs;
+        batches.partition_point(|batch| batch.rows.start < row)
+    };
+    let slots = bodies.inv_mass.len();
+    each(
+        &mut parts.iter_mut().enumerate().map(|(k, part)| {
+            Job::Find(
+                part,
+                &batches[cut(k)..if k + 1 == runs {
+                    batches.len()
+                } else {
+                    cut(k + 1)
+                }],
+            )
+        }),
+        &|job| {
+            if let Job::Find(part, batches) = job {
+                let PairContacts {
+                    contacts,
+                    batches: found_batches,
+                    lanes,
+                } = &mut part.found;
+                part.opens = find_in(pairs, batches, bodies, span, false, contacts, found_batches);
+                pack(contacts, found_batches, slots, false, lanes);
+            }
+        },
+    );
+    // Where each part's groups go, and its batches there.
+    found.contacts.clear();
+    found.batches.clear();
+    let lanes = &mut found.lanes;
+    lanes.batches.clear();
+    let (mut opens, mut at) = (true, 0);
+    for part in parts.iter() {
+        let (own, packed) = (&part.found.batches, &part.found.lanes.batches);
+        debug_assert_eq!(own.len(), packed.len(), "one batch of groups per batch");
+        for (k, (own, packed)) in own.iter().zip(packed).enumerate() {
+            // A part's first batch opens its stage when one left out before
+            // the part (or its first) did.
+            let joined = own.joined && !(k == 0 && opens);
+            let rows = at + packed.rows.start..at + packed.rows.end;
+            let joined = joined && !lanes.batches.is_empty();
+            lanes.batches.push(Batch { rows, joined });
+        }
+        opens = if own.is_empty() {
+            opens || part.opens
+        } else {
+            part.opens
+        };
+        at += part.found.lanes.groups.len();
+    }
+    let bound = parts.iter().map(|part| part.found.lanes.bound()).max();
+    let mut rest = lanes.make_room(at, bound.unwrap_or(0));
+    each(
+        &mut parts.iter_mut().map(|part| {
+            let (to, after) =
+                core::mem::take(&mut rest).split_at_mut(part.found.lanes.groups.len());
+            rest = after;
+            Job::Copy(&part.found.lanes.groups, to)
+        }),
+        &|job| {
+            if let Job::Copy(from, to) = job {
+                to.copy_from_slice(from);
+            }
+        },
+    );
+}
+
+/// A job of [`find_pair_contacts_in_parts`]: a part's finding, or the
+/// copy of its groups to their place.
+pub enum Job<'a> {
+    Find(&'a mut PairPart, &'a [Batch]),
+    Copy(&'a [Group], &'a mut [Group]),
+}
+
+/// The pair contacts of `batches`' rows, into `contacts`, and the batches
+/// that found any into `found_batches` (each a run of `contacts`): pairs
+/// whose drift would close their gap within `span`, and (speculatively)
+/// pairs near each other. A batch that finds no contact is left out; the
+/// next one found then opens its stage if the batch that opened it was
+/// left out: `opens` says whether the first found does (a batch before
+/// `batches` was left out that would have), and the result whether the
+/// batch after them would.
+fn find_in(
+    pairs: &[PairRow],
+    batches: &[Batch],
+    bodies: &Bodies,
+    span: f32,
+    mut opens: bool,
+    contacts: &mut Vec<One>,
+    found_batches: &mut Vec<Batch>,
+) -> bool {
+    let vel = &*bodies.vel;
     contacts.clear();
     found_batches.clear();
-    // A batch that finds no contact is left out; the next one found then
-    // opens its stage if the batch that opened it was left out.
-    let mut opens = true;
     for batch in batches {
         opens |= !batch.joined;
         let start = contacts.len();
@@ -565,7 +719,7 @@ pub fn find_pair_contacts(
             opens = false;
         }
     }
-    pack(contacts, found_batches, bodies.inv_mass.len(), merge, lanes);
+    opens
 }
 
 /// Turns the step's pair contacts (`groups`, any run of them) to this
@@ -623,7 +777,8 @@ pub struct Relaxed<'a> {
 /// round, then the relaxing round over the contacts (see the
 /// [module docs](self)), with the velocities from before it in `relaxed`;
 /// keeps each plane contact's impulses in `warm` for the next pass (every
-/// other entry is cleared; pair contacts keep theirs in their lanes).
+/// other entry read was left at its default by [`find_contacts`]; pair
+/// contacts keep theirs in their lanes).
 /// Returns whether the relaxing round ran (there was something to relax):
 /// only then does `relaxed.before` hold this pass's velocities.
 pub fn solve(
@@ -656,7 +811,8 @@ pub fn solve(
         solve_pairs(&mut pairs, Visit::Round, bodies.vel);
     }
     let relaxing = relax(rods, angles, contacts, &mut pairs, bodies, solve, relaxed);
-    warm.planes.fill(Warm::default());
+    // The other entries were taken (left at their default) by
+    // `find_contacts`.
     for contact in contacts.iter() {
         if let Some(warm) = warm.planes.get_mut(contact.warm) {
             *warm = Warm {
@@ -910,7 +1066,7 @@ fn relax(
     if rods.is_empty()
         && angles.is_empty()
         && contacts.is_empty()
-        && pairs.found.contacts.is_empty()
+        && pairs.found.lanes.groups.is_empty()
     {
         return false;
     }
@@ -933,10 +1089,7 @@ fn relax(
         contact.target = contact.relaxed;
         solve_contact(contact, bodies.vel);
     }
-    for group in pairs.found.lanes.groups.iter_mut() {
-        group.relax();
-    }
-    solve_pairs(pairs, Visit::Round, bodies.vel);
+    solve_pairs(pairs, Visit::Relax, bodies.vel);
     true
 }
 
@@ -1181,33 +1334,12 @@ mod tests {
         }
     }
 
-    /// A jumbled heap of balls (a few fixed) cut into blocks gives the same
-    /// bits whether the blocks are solved in turn, last first, at once on
-    /// threads of their own, or interleaved (all packed as one run, in
-    /// levels): joined blocks share no moving body.
-    #[test]
-    fn batches_give_the_same_bits_however_they_run() {
-        use crate::kernels::batches::{Blocks, split};
-        let mut seed = 11u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
-        let n = 600;
-        let pos: Vec<Vec3A> = (0..n)
-            .map(|i| {
-                let (row, col) = ((i / 30) as f32, (i % 30) as f32);
-                Vec3A::new(col * 0.19 + 0.02 * next(), row * 0.19 + 0.02 * next(), 0.0)
-            })
-            .collect();
-        let vel0: Vec<Vec3A> = (0..n)
-            .map(|_| Vec3A::new(next() - 0.5, next() - 2.0, 0.0))
-            .collect();
-        let inv_mass: Vec<f32> = (0..n)
-            .map(|i| if i % 37 == 0 { 0.0 } else { 0.5 + next() })
-            .collect();
+    /// The pairs of bodies near each other, cut into blocks (two stages
+    /// and the pairs between), and a stage whose first batch finds no
+    /// contact (its pairs far apart): the next one opens it instead.
+    fn blocked_pairs(pos: &[Vec3A], inv_mass: &[f32]) -> (Vec<PairRow>, Vec<Batch>) {
+        use crate::kernels::batches::{Blocks, in_turn, split};
+        let n = pos.len();
         let mut rows = Vec::new();
         for a in 0..n {
             for b in a + 1..n {
@@ -1232,14 +1364,68 @@ mod tests {
             |slot| inv_mass[slot as usize] > 0.0,
             200,
             &mut Blocks::default(),
-            &mut rows,
-            &mut batches,
+            (&mut rows, &mut batches),
+            &in_turn,
         );
         assert!(
             batches.iter().filter(|b| b.joined).count() >= 3,
             "{batches:?}"
         );
-        let run = |spread: &dyn Spread, merge: bool| {
+        // A stage whose first batch finds no contact (its pairs far
+        // apart): the next one opens it instead.
+        let last = batches.pop().unwrap();
+        let at = last.rows.start;
+        let far = (1..4).map(|i| PairRow {
+            a: i,
+            b: n as u32 - i,
+            radius: 0.0,
+            material: Material {
+                restitution: 0.0,
+                friction: 0.0,
+            },
+        });
+        rows.splice(at..at, far);
+        batches.push(Batch {
+            rows: at..at + 3,
+            joined: false,
+        });
+        batches.push(Batch {
+            rows: at + 3..last.rows.end + 3,
+            joined: true,
+        });
+        (rows, batches)
+    }
+
+    /// A jumbled heap of balls (a few fixed) cut into blocks gives the same
+    /// bits whether the blocks are solved in turn, last first, at once on
+    /// threads of their own, or interleaved (all packed as one run, in
+    /// levels): joined blocks share no moving body.
+    #[test]
+    fn batches_give_the_same_bits_however_they_run() {
+        let mut seed = 11u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let n = 600;
+        let pos: Vec<Vec3A> = (0..n)
+            .map(|i| {
+                let (row, col) = ((i / 30) as f32, (i % 30) as f32);
+                Vec3A::new(col * 0.19 + 0.02 * next(), row * 0.19 + 0.02 * next(), 0.0)
+            })
+            .collect();
+        let vel0: Vec<Vec3A> = (0..n)
+            .map(|_| Vec3A::new(next() - 0.5, next() - 2.0, 0.0))
+            .collect();
+        let inv_mass: Vec<f32> = (0..n)
+            .map(|i| if i % 37 == 0 { 0.0 } else { 0.5 + next() })
+            .collect();
+        let (rows, batches) = blocked_pairs(&pos, &inv_mass);
+        // Found in one call (laid out as one run with `merge`), or in
+        // `parts` runs of batches taken in reverse order.
+        let run = |spread: &dyn Spread, merge: bool, parts: usize| {
             let mut vel = vel0.clone();
             let valid = vec![true; n];
             let mut bodies = Bodies {
@@ -1249,14 +1435,31 @@ mod tests {
                 inv_mass: &inv_mass,
             };
             let mut found = PairContacts::default();
-            find_pair_contacts(&rows, &batches, &bodies, ROUNDS.h, merge, &mut found);
+            if parts == 0 {
+                find_pair_contacts(&rows, &batches, &bodies, ROUNDS.h, merge, &mut found);
+                assert!(
+                    found.contacts.len() > n,
+                    "{} contacts",
+                    found.contacts.len()
+                );
+            } else {
+                let backwards = |jobs: &mut dyn Iterator<Item = Job>, f: &(dyn Fn(Job) + Sync)| {
+                    let jobs: Vec<Job> = jobs.collect();
+                    jobs.into_iter().rev().for_each(f);
+                };
+                let mut kept = Vec::new();
+                // Twice: the second time on the parts' kept buffers.
+                for _ in 0..2 {
+                    let runs = (parts, backwards);
+                    let bodies = &bodies;
+                    find_pair_contacts_in_parts(
+                        &rows, &batches, bodies, ROUNDS.h, runs, &mut kept, &mut found,
+                    );
+                }
+            }
             aim_pairs(&mut found.lanes.groups, &bodies, &ROUNDS, false);
             assert_eq!(found.lanes.batches.len() == 1, merge);
-            assert!(
-                found.contacts.len() > n,
-                "{} contacts",
-                found.contacts.len()
-            );
+            let laid_out = found.lanes.batches.clone();
             let mut before = Vec::new();
             solve(
                 Joints {
@@ -1277,19 +1480,28 @@ mod tests {
             (
                 vel.iter().map(bits).collect::<Vec<_>>(),
                 before.iter().map(bits).collect::<Vec<_>>(),
+                laid_out,
             )
         };
-        let alone = run(&OneThread, false);
+        let alone = run(&OneThread, false, 0);
         assert_ne!(
             alone.0,
             vel0.iter()
                 .map(|v| v.to_array().map(f32::to_bits))
                 .collect::<Vec<_>>()
         );
-        assert_eq!(run(&Backwards, false), alone);
-        assert_eq!(run(&Threaded, false), alone);
+        assert_eq!(run(&Backwards, false, 0), alone);
+        assert_eq!(run(&Threaded, false, 0), alone);
+        // Found in parts (more parts than batches: some find nothing, and
+        // some cut between the batch that finds none and the next): the
+        // same batches of groups, `joined` included, and the same bits.
+        assert!(alone.2.len() > 3 && alone.2.len() < 40, "{:?}", alone.2);
+        for parts in (1..=16).chain([40, 400, 1500]) {
+            assert_eq!(run(&Threaded, false, parts), alone, "{parts} parts");
+        }
         // All batches levelled as one run (for one thread): the same bits.
-        assert_eq!(run(&OneThread, true), alone);
+        let merged = run(&OneThread, true, 0);
+        assert_eq!((&merged.0, &merged.1), (&alone.0, &alone.1));
     }
 
     /// The portable arctangent agrees with the platform's to 1e-6 rad all
@@ -1347,7 +1559,7 @@ mod tests {
             material: None,
             groups: [u32::MAX; 2],
         };
-        find_contacts(&[round], &[plane], &bodies, &ROUNDS, &[], &mut contacts);
+        find_contacts(&[round], &[plane], &bodies, &ROUNDS, &mut [], &mut contacts);
         assert!(contacts.is_empty());
     }
 
@@ -1376,7 +1588,7 @@ mod tests {
             valid: &[true],
             inv_mass: &[1.0],
         };
-        find_contacts(&[round], &[plane], &bodies, &ROUNDS, &[], &mut contacts);
+        find_contacts(&[round], &[plane], &bodies, &ROUNDS, &mut [], &mut contacts);
         solve(
             Joints {
                 rods: &[],

@@ -58,7 +58,7 @@ pub struct One {
 }
 
 /// Four pair contacts of four different moving bodies, one to a lane.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Group {
     /// Each lane's bodies (below [`Lanes`]'s `bound`; an empty lane reads
     /// the first lane's `a`).
@@ -215,20 +215,27 @@ impl Group {
         (sub(va, scale(self.wa, push)), add(vb, scale(self.wb, push)))
     }
 
-    /// Aims every lane at its normal speed without the position bias (for
-    /// the relaxing round).
-    pub fn relax(&mut self) {
-        self.target = self.relaxed;
-    }
-
     /// One round of the four contacts on their bodies' velocities (each
     /// lane as the tests' `solve_one`); gives the new velocities.
     #[inline(always)]
     pub fn solve(&mut self, va: [Vec4; 3], vb: [Vec4; 3]) -> ([Vec4; 3], [Vec4; 3]) {
+        self.solve_to(self.target, va, vb)
+    }
+
+    /// The relaxing round: [`solve`](Self::solve) aiming every lane at its
+    /// normal speed without the position bias.
+    #[inline(always)]
+    pub fn relax(&mut self, va: [Vec4; 3], vb: [Vec4; 3]) -> ([Vec4; 3], [Vec4; 3]) {
+        self.solve_to(self.relaxed, va, vb)
+    }
+
+    /// One round aiming at the normal speeds `target`.
+    #[inline(always)]
+    fn solve_to(&mut self, target: Vec4, va: [Vec4; 3], vb: [Vec4; 3]) -> ([Vec4; 3], [Vec4; 3]) {
         let n = self.normal;
         // Normal: accumulated, never pulling.
         let speed = dot(n, sub(vb, va));
-        let total = max0(self.normal_impulse + (self.target - speed) * self.mass);
+        let total = max0(self.normal_impulse + (target - speed) * self.mass);
         let change = total - self.normal_impulse;
         let push = n.map(|n| change * n);
         let (va, vb) = (sub(va, scale(self.wa, push)), add(vb, scale(self.wb, push)));
@@ -437,12 +444,23 @@ pub enum Visit {
     WarmStart,
     /// One round of impulses.
     Round,
+    /// The relaxing round: one round without the position bias.
+    Relax,
 }
 
 impl Lanes {
     /// See the field `bound`.
     pub fn bound(&self) -> usize {
         self.bound
+    }
+
+    /// Room for `groups` groups of slots below `bound`, to be written in
+    /// place (a settled scene keeps about as many from step to step, so
+    /// this rarely writes anything itself); `batches` are the caller's.
+    pub fn make_room(&mut self, groups: usize, bound: usize) -> &mut [Group] {
+        self.groups.resize(groups, Group::default());
+        self.bound = bound;
+        &mut self.groups
     }
 }
 
@@ -460,6 +478,7 @@ pub fn solve_groups(
         let (va, vb) = match visit {
             Visit::WarmStart => group.warm_start(va, vb),
             Visit::Round => group.solve(va, vb),
+            Visit::Relax => group.relax(va, vb),
         };
         scatter(&mut set, group.a, group.writes[0], va);
         scatter(&mut set, group.b, group.writes[1], vb);

@@ -21,6 +21,8 @@
 //! the new slots. The pairs are kept by pass group in the broad phase's
 //! order, which follows entities, not slots.
 
+use core::sync::atomic::{AtomicBool, Ordering};
+
 use bevy::math::Vec3A;
 use bevy::prelude::*;
 use bevy::tasks::TaskPool;
@@ -93,12 +95,12 @@ pub(crate) struct Touch {
     pub rebuilt: bool,
     items: Vec<Reach>,
     found: Vec<(u32, u32)>,
-    /// Each thread's job's pairs, when the broad phase is split.
-    parts: Vec<Vec<(u32, u32)>>,
+    /// Each thread's job's pairs and rows, when the broad phase is split.
+    parts: Vec<Part>,
     /// Buffers of each step's check, kept to allocate nothing per step.
     rows: Vec<(u32, PairRow)>,
     blocks: Blocks,
-    touching: Vec<bool>,
+    touching: Vec<AtomicBool>,
     union: UnionFind,
     seen: Vec<bool>,
 }
@@ -165,6 +167,11 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
     let mut items = core::mem::take(&mut touch.items);
     let mut found = core::mem::take(&mut touch.found);
     let mut parts = core::mem::take(&mut touch.parts);
+    let mut touching = core::mem::take(&mut touch.touching);
+    touching.clear();
+    touching.resize_with(solver.islands.len(), AtomicBool::default);
+    let mut rows = core::mem::take(&mut touch.rows);
+    rows.clear();
     items.clear();
     found.clear();
     for &(slot, body) in &touch.slots {
@@ -207,20 +214,6 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
         }
     };
     let split = split_pool().filter(|_| items.len() >= threshold);
-    broad_pairs(
-        &mut solver.broad,
-        &items,
-        &accept,
-        split,
-        &mut parts,
-        &mut found,
-    );
-    let mut stale = false;
-    let mut touching = core::mem::take(&mut touch.touching);
-    touching.clear();
-    touching.resize(solver.islands.len(), false);
-    let mut rows = core::mem::take(&mut touch.rows);
-    rows.clear();
     // Groups hold consecutive runs of slots; fixed slots come after all.
     let groups = &solver.groups;
     let group_of = |s: u32| {
@@ -230,53 +223,65 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
             _ => u32::MAX,
         }
     };
-    for &(a, b) in &found {
-        if a >= awake || b >= awake {
-            stale = true;
-            continue;
-        }
-        let (sa, sb) = (slot(a), slot(b));
-        let (ia, ib) = (
-            touch.island_of_slot[sa as usize],
-            touch.island_of_slot[sb as usize],
-        );
-        if ia != u32::MAX && ib != u32::MAX {
-            if ia == ib {
-                touching[ia as usize] = true;
-            } else {
+    // A run of pairs as rows, by group; marks each island that touches
+    // itself; true if the islands no longer follow the pairs.
+    let to_rows = |found: &[(u32, u32)], rows: &mut Vec<(u32, PairRow)>| {
+        let mut stale = false;
+        for &(a, b) in found {
+            if a >= awake || b >= awake {
                 stale = true;
+                continue;
             }
+            let (sa, sb) = (slot(a), slot(b));
+            let (ia, ib) = (
+                touch.island_of_slot[sa as usize],
+                touch.island_of_slot[sb as usize],
+            );
+            if ia != u32::MAX && ib != u32::MAX {
+                if ia == ib {
+                    touching[ia as usize].store(true, Ordering::Relaxed);
+                } else {
+                    stale = true;
+                }
+            }
+            let (ga, gb) = (group_of(sa), group_of(sb));
+            let group = if ga == u32::MAX { gb } else { ga };
+            if group == u32::MAX || (gb != u32::MAX && gb != group) {
+                // Two pass counts, or two bodies in fixed slots (one made
+                // dynamic since the rebuild): left out until the islands are
+                // rebuilt.
+                continue;
+            }
+            let (ta, tb) = (body(a), body(b));
+            rows.push((
+                group,
+                PairRow {
+                    a: sa,
+                    b: sb,
+                    radius: ta.radius + tb.radius,
+                    material: ta.material.combine(tb.material),
+                },
+            ));
         }
-        let (ga, gb) = (group_of(sa), group_of(sb));
-        let group = if ga == u32::MAX { gb } else { ga };
-        if group == u32::MAX || (gb != u32::MAX && gb != group) {
-            // Two pass counts, or two bodies in fixed slots (one made
-            // dynamic since the rebuild): left out until the islands are
-            // rebuilt.
-            continue;
-        }
-        let (ta, tb) = (body(a), body(b));
-        rows.push((
-            group,
-            PairRow {
-                a: sa,
-                b: sb,
-                radius: ta.radius + tb.radius,
-                material: ta.material.combine(tb.material),
-            },
-        ));
-    }
+        stale
+    };
+    let mut stale = broad_pairs(
+        &mut solver.broad,
+        &items,
+        (&accept, &to_rows),
+        split,
+        &mut parts,
+        (&mut found, &mut rows),
+    );
     if groups.len() > 1 {
         rows.sort_by_key(|&(group, _)| group);
     }
-    lay_out_pairs(solver, &rows);
+    lay_out_pairs(solver, &rows, split);
     // An island that came to touch itself, or stopped, changes its pass
     // count.
-    stale |= solver
-        .islands
-        .iter()
-        .zip(&touching)
-        .any(|(island, &now)| !island.slots.is_empty() && island.touching != now);
+    stale |= solver.islands.iter().zip(&touching).any(|(island, now)| {
+        !island.slots.is_empty() && island.touching != now.load(Ordering::Relaxed)
+    });
     let (mut union, mut seen) = (
         core::mem::take(&mut solver.touch.union),
         core::mem::take(&mut solver.touch.seen),
@@ -290,41 +295,62 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
     stale
 }
 
-/// The broad phase's pairs of `items` that `accept` takes, into `found`;
+/// Pairs as rows, each with its group.
+type Rows = Vec<(u32, PairRow)>;
+
+/// A job's share of a split broad phase: its pairs, and their rows.
+#[derive(Debug, Default)]
+struct Part {
+    pairs: Vec<(u32, u32)>,
+    rows: Rows,
+    stale: bool,
+}
+
+/// The broad phase's pairs of `items` that `accept` takes, as rows
+/// (`to_rows`, which says whether the islands are stale) into `rows`;
 /// over `split`'s threads when given, each pairing a run of the grid's
-/// cells into its own buffer of `parts`, laid end to end in order (the
-/// pairs of one call, in the same order).
-fn broad_pairs(
+/// cells and making their rows in its own part of `parts`, the rows laid
+/// end to end in order (those of one call, in the same order). `found`
+/// is a buffer. True if stale.
+fn broad_pairs<R>(
     broad: &mut BroadPhase,
     items: &[Reach],
-    accept: &(impl Fn(u32, u32) -> bool + Sync),
+    (accept, to_rows): (&(impl Fn(u32, u32) -> bool + Sync), &R),
     split: Option<(&'static TaskPool, usize)>,
-    parts: &mut Vec<Vec<(u32, u32)>>,
-    found: &mut Vec<(u32, u32)>,
-) {
+    parts: &mut Vec<Part>,
+    (found, rows): (&mut Vec<(u32, u32)>, &mut Rows),
+) -> bool
+where
+    R: Fn(&[(u32, u32)], &mut Rows) -> bool + Sync,
+{
     let cells = broad.lay_out(items);
     let broad = &*broad;
+    let mut stale = false;
     match split {
         None => broad.cell_pairs(items, 0..cells, accept, found),
         Some((pool, threads)) => {
             let jobs = threads * JOBS_PER_THREAD;
-            parts.resize_with(jobs, Vec::new);
+            parts.resize_with(jobs, Part::default);
             let cut = |k: usize| broad.cut(k as f32 / jobs as f32);
             for_each_part(
                 Some((pool, threads)),
                 parts.iter_mut().enumerate(),
                 |(k, part)| {
-                    part.clear();
-                    broad.cell_pairs(items, cut(k)..cut(k + 1), accept, part);
+                    part.pairs.clear();
+                    part.rows.clear();
+                    broad.cell_pairs(items, cut(k)..cut(k + 1), accept, &mut part.pairs);
+                    part.stale = to_rows(&part.pairs, &mut part.rows);
                     false
                 },
             );
             for part in parts.iter() {
-                found.extend_from_slice(part);
+                rows.extend_from_slice(&part.rows);
+                stale |= part.stale;
             }
         }
     }
     broad.large_pairs(items, accept, found);
+    stale | to_rows(found, rows)
 }
 
 /// Gives each group its run of `rows` (sorted by group) and writes them into
@@ -332,7 +358,11 @@ fn broad_pairs(
 /// between blocks after them (see [`batches`](crate::kernels::batches)):
 /// the cut follows the pairs alone, so threads may take the blocks at once.
 /// Clears the warm impulses.
-fn lay_out_pairs(solver: &mut SolverState, rows: &[(u32, PairRow)]) {
+fn lay_out_pairs(
+    solver: &mut SolverState,
+    rows: &[(u32, PairRow)],
+    pool: Option<(&'static TaskPool, usize)>,
+) {
     let mut at = 0;
     for (g, group) in solver.groups.iter_mut().enumerate() {
         let start = at;
@@ -352,8 +382,13 @@ fn lay_out_pairs(solver: &mut SolverState, rows: &[(u32, PairRow)]) {
             |slot| inv_mass[slot as usize] > 0.0,
             PAIRS_PER_BLOCK,
             &mut blocks,
-            pairs,
-            &mut group.pair_batches,
+            (pairs, &mut group.pair_batches),
+            &|n, f| {
+                for_each_part(pool, 0..n, |b| {
+                    f(b);
+                    false
+                });
+            },
         );
     }
     solver.touch.blocks = blocks;

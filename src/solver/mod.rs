@@ -41,7 +41,7 @@ use bevy::prelude::*;
 use crate::data::body::Body;
 use crate::kernels::broad::BroadPhase;
 use crate::kernels::constraints::{
-    AngleRow, Contact, PairContacts, PairRow, PlaneRow, RodRow, RoundRow, Warm,
+    AngleRow, Contact, PairContacts, PairPart, PairRow, PlaneRow, RodRow, RoundRow, Warm,
 };
 use crate::kernels::parts::Span;
 use crate::kernels::springs::SpringRow;
@@ -189,6 +189,13 @@ pub(crate) struct SolverState {
     /// their impulses) for its other passes.
     pub pairs: Vec<PairRow>,
     pub pair_contacts: PairContacts,
+    /// A large group's pair contacts while threads find them, a run of
+    /// batches to each part (see
+    /// [`find_pair_contacts_in_parts`](crate::kernels::constraints::find_pair_contacts_in_parts)).
+    pub pair_parts: Vec<PairPart>,
+    /// A large group's plane contacts while threads find them, a run of
+    /// round bodies to each part.
+    pub plane_parts: Vec<Vec<Contact>>,
     /// The plane contacts' impulses at the end of the last pass, for the
     /// next pass of the step: per round body and plane (by round row, then
     /// plane). Cleared at the start of each step, so a step depends on the

@@ -30,8 +30,10 @@ use bevy::tasks::TaskPool;
 use crate::data::constraints::ConstraintSettings;
 use crate::kernels::batches::{Batch, OneThread, Spread};
 use crate::kernels::constraints::{
-    Bodies, Joints, Obstacles, PairBatches, Relaxed, Rounds, WarmStart, aim_pairs, find_contacts,
-    find_obstacle_contacts, find_pair_contacts, keep_obstacle_warm, solve,
+    Bodies, Contact, Job, Joints, Obstacles, PairBatches, PairContacts, PairPart, PairRow,
+    PlaneRow, Relaxed, RoundRow, Rounds, Warm, WarmStart, aim_pairs, find_contacts,
+    find_contacts_of, find_obstacle_contacts, find_pair_contacts, find_pair_contacts_in_parts,
+    keep_obstacle_warm, solve,
 };
 use crate::kernels::implicit::{Cg, Island, State, plan, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
@@ -461,19 +463,26 @@ impl Pass {
             valid: &solver.valid,
             inv_mass: &solver.inv_mass,
         };
-        let (contacts, pair_contacts) = (&mut solver.contacts, &mut solver.pair_contacts);
+        let (contacts, pair_contacts, pair_parts) = (
+            &mut solver.contacts,
+            &mut solver.pair_contacts,
+            &mut solver.pair_parts,
+        );
         let planes = solver.planes.len();
         let warm = WarmStart {
             planes: &mut solver.plane_warm[group.rounds.start * planes..group.rounds.end * planes],
         };
-        find_contacts(
-            round_rows,
-            &solver.planes,
-            &bodies,
-            &rounds,
-            warm.planes,
-            contacts,
-        );
+        // A large group's work splits over the threads; joined batches of
+        // contacts run at once (a contact costs about what two bodies'
+        // kicks do; a row is a group of four).
+        let spread = Threads {
+            pool: split_pool().filter(|_| group.slots.len() >= self.parallel_threshold),
+            min: (self.parallel_threshold / 2 / WIDTH).max(1),
+        };
+        let planes = &solver.planes[..];
+        let parts = &mut solver.plane_parts;
+        let on_planes = (round_rows, planes, &mut *warm.planes);
+        plane_contacts(spread.pool, on_planes, &bodies, &rounds, parts, contacts);
         // Obstacles where they are at this pass's start in their sweep.
         let set = &mut solver.obstacles;
         set.place(self.index as f32 / self.passes as f32);
@@ -493,20 +502,14 @@ impl Pass {
             obstacle_warm,
             contacts,
         );
-        // Joined batches of contacts run at once in a large group (a contact
-        // costs about what two bodies' kicks do; a row is a group of four).
-        let spread = Threads {
-            pool: split_pool().filter(|_| group.slots.len() >= self.parallel_threshold),
-            min: (self.parallel_threshold / 2 / WIDTH).max(1),
-        };
         // The pair contacts are found at the group's first pass for the
         // whole step, and turned to each pass's positions; on one thread,
         // all blocks are laid out as one run.
         if self.index == 0 {
             let span = self.h * self.passes as f32;
-            let merge = spread.pool.is_none();
             let batches = &group.pair_batches;
-            find_pair_contacts(pairs, batches, &bodies, span, merge, pair_contacts);
+            let found = (&mut *pair_contacts, &mut *pair_parts);
+            step_pair_contacts(spread.pool, (pairs, batches), &bodies, span, found);
         }
         // Each group of contacts is aimed alone: a large group's split over
         // the threads in even runs.
@@ -542,15 +545,27 @@ impl Pass {
         );
         keep_obstacle_warm(contacts, obstacle_warm);
         // What the position bias asked for moves the body, not its speed:
-        // each body whose velocity the relaxing round changed.
+        // each body whose velocity the relaxing round changed (a large
+        // group's in even runs of slots at once).
         if relaxing {
             let (pos, vel) = (&mut solver.pos[slots.clone()], &solver.vel[slots]);
+            let size = match spread.pool {
+                Some((_, threads)) => pos.len().div_ceil(threads * JOBS_PER_THREAD).max(1),
+                None => pos.len().max(1),
+            };
+            let runs = pos
+                .chunks_mut(size)
+                .zip(vel.chunks(size))
+                .zip(before.chunks(size));
             let bits = |v: Vec3A| v.to_array().map(f32::to_bits);
-            for ((pos, &vel), &biased) in pos.iter_mut().zip(vel).zip(&before) {
-                if bits(biased) != bits(vel) {
-                    *pos += self.h * (biased - vel);
+            for_each_part(spread.pool, runs, |((pos, vel), before)| {
+                for ((pos, &vel), &biased) in pos.iter_mut().zip(vel).zip(before) {
+                    if bits(biased) != bits(vel) {
+                        *pos += self.h * (biased - vel);
+                    }
                 }
-            }
+                false
+            });
         }
         solver.relaxed = before;
     }
@@ -567,6 +582,67 @@ impl Pass {
             mark_diverged(solver);
         }
     }
+}
+
+/// The plane contacts of `rows` (see [`find_contacts`]) into `contacts`;
+/// with a pool, runs of rows at once, each into its own list of `parts`,
+/// laid end to end in order (the contacts of one call).
+fn plane_contacts(
+    pool: Option<(&'static TaskPool, usize)>,
+    (rows, planes, warm): (&[RoundRow], &[PlaneRow], &mut [Warm]),
+    bodies: &Bodies,
+    rounds: &Rounds,
+    parts: &mut Vec<Vec<Contact>>,
+    contacts: &mut Vec<Contact>,
+) {
+    let Some((pool, threads)) = pool.filter(|_| !planes.is_empty()) else {
+        find_contacts(rows, planes, bodies, rounds, warm, contacts);
+        return;
+    };
+    let size = rows.len().div_ceil(threads * JOBS_PER_THREAD).max(1);
+    parts.resize_with(rows.len().div_ceil(size), Vec::new);
+    // Each run with its rows' warm entries.
+    let warm = warm.chunks_mut(size * planes.len());
+    let jobs = parts
+        .iter_mut()
+        .zip(rows.chunks(size))
+        .zip(warm)
+        .enumerate();
+    for_each_part(Some((pool, threads)), jobs, |(k, ((part, run), warm))| {
+        part.clear();
+        find_contacts_of(run, k * size, planes, bodies, rounds, warm, part);
+        false
+    });
+    contacts.clear();
+    for part in parts.iter() {
+        contacts.extend_from_slice(part);
+    }
+}
+
+/// The pair contacts of the step (see [`find_pair_contacts`]) into
+/// `found`; with a pool, runs of batches found and laid out in groups at
+/// once, each in its part, then laid end to end (see
+/// [`find_pair_contacts_in_parts`]); on one thread, all blocks laid out as
+/// one run.
+fn step_pair_contacts(
+    pool: Option<(&'static TaskPool, usize)>,
+    (pairs, batches): (&[PairRow], &[Batch]),
+    bodies: &Bodies,
+    span: f32,
+    (found, parts): (&mut PairContacts, &mut Vec<PairPart>),
+) {
+    let Some((pool, threads)) = pool else {
+        find_pair_contacts(pairs, batches, bodies, span, true, found);
+        return;
+    };
+    let each = |jobs: &mut dyn Iterator<Item = Job>, f: &(dyn Fn(Job) + Sync)| {
+        for_each_part(Some((pool, threads)), jobs, |job| {
+            f(job);
+            false
+        });
+    };
+    let runs = (threads * JOBS_PER_THREAD, each);
+    find_pair_contacts_in_parts(pairs, batches, bodies, span, runs, parts, found);
 }
 
 /// Runs joined batches of contacts at once on the compute task pool's
