@@ -46,6 +46,16 @@ pub struct Blocks {
     owners: Vec<AtomicU32>,
 }
 
+impl Blocks {
+    /// Room for slots `0..slots`: [`split`] needs every moving end below
+    /// what its buffers cover.
+    pub fn cover(&mut self, slots: usize) {
+        if self.owners.len() < slots {
+            self.owners.resize_with(slots, || AtomicU32::new(NOBODY));
+        }
+    }
+}
+
 const NOBODY: u32 = u32::MAX;
 const SHARED: u32 = u32::MAX - 1;
 
@@ -83,7 +93,8 @@ fn claim(owner: &AtomicU32, block: u32) {
 /// after all blocks, stably, and lists the batches into `batches` (cleared
 /// first; their rows counted from where `out` started): the blocks, joined,
 /// then the shared pairs. `ends(row)` gives a row's two slots,
-/// `moving(slot)` whether that body moves. Each block's rows are read and
+/// `moving(slot)` whether that body moves; `buffers` must
+/// [`cover`](Blocks::cover) every moving end. Each block's rows are read and
 /// written by a job of `each` (the blocks at once, on several threads if it
 /// runs them so), with the same result however they run.
 #[allow(clippy::too_many_arguments)]
@@ -116,17 +127,7 @@ pub fn split<T: Sync, R: Copy + Send + Sync>(
         let (a, b) = ends(&row(item));
         [a, b].into_iter().filter(|&s| moving(s))
     };
-    let top = AtomicU32::new(0);
-    each(k, &|b| {
-        let most = block(b).iter().flat_map(moving_ends).max();
-        top.fetch_max(most.map_or(0, |s| s + 1), Ordering::Relaxed);
-    });
-    let owners = &mut buffers.owners;
-    let top = top.into_inner() as usize;
-    if owners.len() < top {
-        owners.resize_with(top, || AtomicU32::new(NOBODY));
-    }
-    let owners = &*owners;
+    let owners = &buffers.owners[..];
     each(k, &|b| {
         for s in block(b).iter().flat_map(moving_ends) {
             claim(&owners[s as usize], b as u32);
@@ -355,6 +356,13 @@ mod tests {
             .collect();
         let before = rows;
         let (mut buffers, mut batches) = (Blocks::default(), Vec::new());
+        buffers.cover(
+            before
+                .iter()
+                .map(|r| r.0.max(r.1) as usize + 1)
+                .max()
+                .unwrap(),
+        );
         let cut_by = |buffers: &mut Blocks, batches: &mut Vec<Batch>, each: Each| {
             let mut out = vec![(0, 0, 0)];
             split(

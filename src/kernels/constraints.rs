@@ -1357,13 +1357,15 @@ mod tests {
             }
         }
         let (unsplit, mut batches) = (core::mem::take(&mut rows), Vec::new());
+        let mut blocks = Blocks::default();
+        blocks.cover(n);
         split(
             &unsplit,
             |&row| row,
             |row| (row.a, row.b),
             |slot| inv_mass[slot as usize] > 0.0,
             200,
-            &mut Blocks::default(),
+            &mut blocks,
             (&mut rows, &mut batches),
             &in_turn,
         );

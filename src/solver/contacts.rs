@@ -374,6 +374,7 @@ fn lay_out_pairs(
     }
     let mut blocks = core::mem::take(&mut solver.touch.blocks);
     let (pairs, inv_mass) = (&mut solver.pairs, &solver.inv_mass);
+    blocks.cover(inv_mass.len());
     for group in &mut solver.groups {
         split(
             &rows[group.pairs.clone()],

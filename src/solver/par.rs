@@ -88,6 +88,14 @@ pub(crate) fn for_each_part<J: Send>(
     any
 }
 
+/// The length of each of the even runs that `len` items are cut into for
+/// [`for_each_part`] over `pool`: [`JOBS_PER_THREAD`] runs a thread, or
+/// one run without a pool (at least 1, for `chunks`).
+pub(crate) fn run_size(pool: Option<(&TaskPool, usize)>, len: usize) -> usize {
+    let runs = pool.map_or(1, |(_, threads)| threads * JOBS_PER_THREAD);
+    len.div_ceil(runs).max(1)
+}
+
 /// How many times [`for_each_part`] has split work over the pool in this
 /// process (see [`splits`]).
 static SPLITS: AtomicU64 = AtomicU64::new(0);

@@ -41,7 +41,9 @@ use crate::kernels::lanes::WIDTH;
 use crate::kernels::parts::{Span, balance, pieces};
 use crate::kernels::springs::{PartEnds, States, add_spring_forces};
 use crate::solver::SolverState;
-use crate::solver::par::{Done, JOBS_PER_THREAD, for_each_part, let_sleep, split_pool, wait_for};
+use crate::solver::par::{
+    Done, JOBS_PER_THREAD, for_each_part, let_sleep, run_size, split_pool, wait_for,
+};
 
 /// Borrows what the parts of a pass write and read of `solver` (see
 /// [`Slots`]), field by field, so that its other fields stay free.
@@ -515,11 +517,7 @@ impl Pass {
         // the threads in even runs.
         let check = solver.pass_has_invalid;
         let groups = &mut pair_contacts.lanes.groups[..];
-        let runs = match spread.pool {
-            Some((_, threads)) => threads * JOBS_PER_THREAD,
-            None => 1,
-        };
-        let size = groups.len().div_ceil(runs).max(1);
+        let size = run_size(spread.pool, groups.len());
         for_each_part(spread.pool, groups.chunks_mut(size), |run| {
             aim_pairs(run, &bodies, &rounds, check);
             false
@@ -549,10 +547,7 @@ impl Pass {
         // group's in even runs of slots at once).
         if relaxing {
             let (pos, vel) = (&mut solver.pos[slots.clone()], &solver.vel[slots]);
-            let size = match spread.pool {
-                Some((_, threads)) => pos.len().div_ceil(threads * JOBS_PER_THREAD).max(1),
-                None => pos.len().max(1),
-            };
+            let size = run_size(spread.pool, pos.len());
             let runs = pos
                 .chunks_mut(size)
                 .zip(vel.chunks(size))
@@ -599,7 +594,7 @@ fn plane_contacts(
         find_contacts(rows, planes, bodies, rounds, warm, contacts);
         return;
     };
-    let size = rows.len().div_ceil(threads * JOBS_PER_THREAD).max(1);
+    let size = run_size(Some((pool, threads)), rows.len());
     parts.resize_with(rows.len().div_ceil(size), Vec::new);
     // Each run with its rows' warm entries.
     let warm = warm.chunks_mut(size * planes.len());
