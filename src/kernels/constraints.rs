@@ -50,11 +50,13 @@
 //!   ([`aim_pairs`]); they keep their impulses from pass to pass, and are
 //!   solved four at a time (see [`lanes`](super::lanes)).
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use bevy::math::{Quat, Vec2, Vec3A};
 
 #[cfg(test)]
 use super::batches::OneThread;
-use super::batches::{Batch, SharedSlice, SharedVelocities, Spread};
+use super::batches::{Batch, Each, SharedSlice, SharedVelocities, Spread};
 use super::lanes::{Group, Lanes, One, Visit, gather, pack, solve_groups};
 use super::shapes::{Grid, Nearest, Shape, Triangles, nearest};
 
@@ -567,60 +569,48 @@ pub fn find_pair_contacts(
 /// groups laid end to end into `found.lanes` by `each` again. The groups,
 /// the batches and their `joined` are those of one call, bit for bit;
 /// `found.contacts` stays empty (the contacts stay in the parts).
-///
-/// `each(jobs, f)` must call `f` once on each of `jobs`, in any order,
-/// on any thread.
-pub fn find_pair_contacts_in_parts<E>(
+pub fn find_pair_contacts_in_parts(
     pairs: &[PairRow],
     batches: &[Batch],
     bodies: &Bodies,
     span: f32,
-    (runs, each): (usize, E),
-    parts: &mut Vec<PairPart>,
+    (runs, each): (usize, Each),
+    parts: &mut Vec<Mutex<PairPart>>,
     found: &mut PairContacts,
-) where
-    E: Fn(&mut dyn Iterator<Item = Job>, &(dyn Fn(Job) + Sync)),
-{
+) {
     let runs = runs.max(1);
-    parts.resize_with(runs, PairPart::default);
+    parts.resize_with(runs, Mutex::default);
     // Runs of whole batches with about as many rows each.
     let total = batches.last().map_or(0, |batch| batch.rows.end);
     let first = batches.first().map_or(0, |batch| batch.rows.start);
-    let cut = |k: usize| {
-        let row = first + (total - first) * k / runs;
-        batches.partition_point(|batch| batch.rows.start < row)
+    let cut = |k: usize| match k {
+        k if k == runs => batches.len(),
+        k => batches.partition_point(|batch| batch.rows.start < first + (total - first) * k / runs),
     };
     let slots = bodies.inv_mass.len();
-    each(
-        &mut parts.iter_mut().enumerate().map(|(k, part)| {
-            Job::Find(
-                part,
-                &batches[cut(k)..if k + 1 == runs {
-                    batches.len()
-                } else {
-                    cut(k + 1)
-                }],
-            )
-        }),
-        &|job| {
-            if let Job::Find(part, batches) = job {
-                let PairContacts {
-                    contacts,
-                    batches: found_batches,
-                    lanes,
-                } = &mut part.found;
-                part.opens = find_in(pairs, batches, bodies, span, false, contacts, found_batches);
-                pack(contacts, found_batches, slots, false, lanes);
-            }
-        },
-    );
+    fn lock(part: &Mutex<PairPart>) -> MutexGuard<'_, PairPart> {
+        part.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+    let shared = &*parts;
+    each(runs, &|k| {
+        let part = &mut *lock(&shared[k]);
+        let PairContacts {
+            contacts,
+            batches: found_batches,
+            lanes,
+        } = &mut part.found;
+        let run = &batches[cut(k)..cut(k + 1)];
+        part.opens = find_in(pairs, run, bodies, span, false, contacts, found_batches);
+        pack(contacts, found_batches, slots, false, lanes);
+    });
     // Where each part's groups go, and its batches there.
     found.contacts.clear();
     found.batches.clear();
     let lanes = &mut found.lanes;
     lanes.batches.clear();
-    let (mut opens, mut at) = (true, 0);
-    for part in parts.iter() {
+    let (mut opens, mut at, mut bound) = (true, 0, 0);
+    for part in parts.iter_mut() {
+        let part = part.get_mut().unwrap_or_else(PoisonError::into_inner);
         let (own, packed) = (&part.found.batches, &part.found.lanes.batches);
         debug_assert_eq!(own.len(), packed.len(), "one batch of groups per batch");
         for (k, (own, packed)) in own.iter().zip(packed).enumerate() {
@@ -637,29 +627,25 @@ pub fn find_pair_contacts_in_parts<E>(
             part.opens
         };
         at += part.found.lanes.groups.len();
+        bound = bound.max(part.found.lanes.bound());
     }
-    let bound = parts.iter().map(|part| part.found.lanes.bound()).max();
-    let mut rest = lanes.make_room(at, bound.unwrap_or(0));
-    each(
-        &mut parts.iter_mut().map(|part| {
+    // Each part's groups copied to their place, at once.
+    let mut rest = lanes.make_room(at, bound);
+    let places: Vec<Mutex<&mut [Group]>> = parts
+        .iter_mut()
+        .map(|part| {
+            let part = part.get_mut().unwrap_or_else(PoisonError::into_inner);
             let (to, after) =
                 core::mem::take(&mut rest).split_at_mut(part.found.lanes.groups.len());
             rest = after;
-            Job::Copy(&part.found.lanes.groups, to)
-        }),
-        &|job| {
-            if let Job::Copy(from, to) = job {
-                to.copy_from_slice(from);
-            }
-        },
-    );
-}
-
-/// A job of [`find_pair_contacts_in_parts`]: a part's finding, or the
-/// copy of its groups to their place.
-pub enum Job<'a> {
-    Find(&'a mut PairPart, &'a [Batch]),
-    Copy(&'a [Group], &'a mut [Group]),
+            Mutex::new(to)
+        })
+        .collect();
+    let shared = &*parts;
+    each(runs, &|k| {
+        let mut to = places[k].lock().unwrap_or_else(PoisonError::into_inner);
+        to.copy_from_slice(&lock(&shared[k]).found.lanes.groups);
+    });
 }
 
 /// The pair contacts of `batches`' rows, into `contacts`, and the batches
@@ -1445,14 +1431,11 @@ mod tests {
                     found.contacts.len()
                 );
             } else {
-                let backwards = |jobs: &mut dyn Iterator<Item = Job>, f: &(dyn Fn(Job) + Sync)| {
-                    let jobs: Vec<Job> = jobs.collect();
-                    jobs.into_iter().rev().for_each(f);
-                };
+                let backwards = |n: usize, f: &(dyn Fn(usize) + Sync)| (0..n).rev().for_each(f);
                 let mut kept = Vec::new();
                 // Twice: the second time on the parts' kept buffers.
                 for _ in 0..2 {
-                    let runs = (parts, backwards);
+                    let runs = (parts, &backwards as Each);
                     let bodies = &bodies;
                     find_pair_contacts_in_parts(
                         &rows, &batches, bodies, ROUNDS.h, runs, &mut kept, &mut found,

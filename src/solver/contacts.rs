@@ -35,7 +35,7 @@ use crate::kernels::broad::{BroadPhase, Reach};
 use crate::kernels::constraints::{Material, PairRow};
 use crate::kernels::union_find::UnionFind;
 use crate::solver::SolverState;
-use crate::solver::par::{JOBS_PER_THREAD, for_each_part, split_pool};
+use crate::solver::par::{JOBS_PER_THREAD, each_over, for_each_part, split_pool};
 
 /// The fewest pairs in a block of a group's pairs that threads may solve at
 /// once: a group of fewer than twice as many keeps its pairs in the broad
@@ -384,12 +384,7 @@ fn lay_out_pairs(
             PAIRS_PER_BLOCK,
             &mut blocks,
             (pairs, &mut group.pair_batches),
-            &|n, f| {
-                for_each_part(pool, 0..n, |b| {
-                    f(b);
-                    false
-                });
-            },
+            &|n, f| each_over(pool, n, f),
         );
     }
     solver.touch.blocks = blocks;

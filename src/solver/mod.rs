@@ -36,6 +36,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use bevy::ecs::change_detection::Tick;
 use bevy::ecs::entity::EntityHashSet;
+use std::sync::Mutex;
+
 use bevy::prelude::*;
 
 use crate::data::body::Body;
@@ -192,7 +194,7 @@ pub(crate) struct SolverState {
     /// A large group's pair contacts while threads find them, a run of
     /// batches to each part (see
     /// [`find_pair_contacts_in_parts`](crate::kernels::constraints::find_pair_contacts_in_parts)).
-    pub pair_parts: Vec<PairPart>,
+    pub pair_parts: Vec<Mutex<PairPart>>,
     /// A large group's plane contacts while threads find them, a run of
     /// round bodies to each part.
     pub plane_parts: Vec<Vec<Contact>>,

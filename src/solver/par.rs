@@ -88,6 +88,15 @@ pub(crate) fn for_each_part<J: Send>(
     any
 }
 
+/// Runs `f` on each of `0..n` over `pool` with [`for_each_part`]: the
+/// kernels' [`Each`](crate::kernels::batches::Each) on the step's threads.
+pub(crate) fn each_over(pool: Option<(&TaskPool, usize)>, n: usize, f: &(dyn Fn(usize) + Sync)) {
+    for_each_part(pool, 0..n, |k| {
+        f(k);
+        false
+    });
+}
+
 /// The length of each of the even runs that `len` items are cut into for
 /// [`for_each_part`] over `pool`: [`JOBS_PER_THREAD`] runs a thread, or
 /// one run without a pool (at least 1, for `chunks`).

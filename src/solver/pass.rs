@@ -24,16 +24,18 @@
 use core::ops::Range;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
+use std::sync::Mutex;
+
 use bevy::prelude::*;
 use bevy::tasks::TaskPool;
 
 use crate::data::constraints::ConstraintSettings;
-use crate::kernels::batches::{Batch, OneThread, Spread};
+use crate::kernels::batches::{Batch, Each, OneThread, Spread};
 use crate::kernels::constraints::{
-    Bodies, Contact, Job, Joints, Obstacles, PairBatches, PairContacts, PairPart, PairRow,
-    PlaneRow, Relaxed, RoundRow, Rounds, Warm, WarmStart, aim_pairs, find_contacts,
-    find_contacts_of, find_obstacle_contacts, find_pair_contacts, find_pair_contacts_in_parts,
-    keep_obstacle_warm, solve,
+    Bodies, Contact, Joints, Obstacles, PairBatches, PairContacts, PairPart, PairRow, PlaneRow,
+    Relaxed, RoundRow, Rounds, Warm, WarmStart, aim_pairs, find_contacts, find_contacts_of,
+    find_obstacle_contacts, find_pair_contacts, find_pair_contacts_in_parts, keep_obstacle_warm,
+    solve,
 };
 use crate::kernels::implicit::{Cg, Island, State, plan, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
@@ -42,7 +44,7 @@ use crate::kernels::parts::{Span, balance, pieces};
 use crate::kernels::springs::{PartEnds, States, add_spring_forces};
 use crate::solver::SolverState;
 use crate::solver::par::{
-    Done, JOBS_PER_THREAD, for_each_part, let_sleep, run_size, split_pool, wait_for,
+    Done, JOBS_PER_THREAD, each_over, for_each_part, let_sleep, run_size, split_pool, wait_for,
 };
 
 /// Borrows what the parts of a pass write and read of `solver` (see
@@ -624,19 +626,14 @@ fn step_pair_contacts(
     (pairs, batches): (&[PairRow], &[Batch]),
     bodies: &Bodies,
     span: f32,
-    (found, parts): (&mut PairContacts, &mut Vec<PairPart>),
+    (found, parts): (&mut PairContacts, &mut Vec<Mutex<PairPart>>),
 ) {
     let Some((pool, threads)) = pool else {
         find_pair_contacts(pairs, batches, bodies, span, true, found);
         return;
     };
-    let each = |jobs: &mut dyn Iterator<Item = Job>, f: &(dyn Fn(Job) + Sync)| {
-        for_each_part(Some((pool, threads)), jobs, |job| {
-            f(job);
-            false
-        });
-    };
-    let runs = (threads * JOBS_PER_THREAD, each);
+    let each = |n, f: &(dyn Fn(usize) + Sync)| each_over(Some((pool, threads)), n, f);
+    let runs = (threads * JOBS_PER_THREAD, &each as Each);
     find_pair_contacts_in_parts(pairs, batches, bodies, span, runs, parts, found);
 }
 
