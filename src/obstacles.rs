@@ -11,7 +11,9 @@
 //! [`CollisionGroups`](crate::CollisionGroups). An obstacle that moves is
 //! swept through each fixed step from where the last one left it
 //! ([`ObstacleState`]) and pushes bodies with the velocity of that sweep
-//! (or its [`ObstacleVelocity`]); obstacles never move because of bodies.
+//! (or its [`ObstacleVelocity`]); obstacles never move because of bodies
+//! within a step, but an [`ObstacleReaction`] tells what the bodies pushed
+//! one with, for a game (or a bridge to another engine) to move it by.
 //! They join no island: a pile resting on one sleeps as on the ground, and
 //! wakes when the obstacle moves, changes, or goes.
 //!
@@ -35,5 +37,5 @@
 //! ```
 
 pub use crate::data::obstacles::{
-    HeightField, Obstacle, ObstacleState, ObstacleVelocity, TriangleMesh,
+    HeightField, Obstacle, ObstacleReaction, ObstacleState, ObstacleVelocity, TriangleMesh,
 };

@@ -155,6 +155,7 @@ impl Plugin for EulerPhysicsPlugin {
                 StepEnd,
                 (
                     scatter::scatter,
+                    obstacles::write_obstacle_reactions,
                     pins::draw_pins_between,
                     report::report_invalid_bodies,
                     report::report_implicit,
@@ -240,6 +241,7 @@ fn register_types(app: &mut App) {
         .register_type::<crate::Obstacle>()
         .register_type::<crate::ObstacleState>()
         .register_type::<crate::ObstacleVelocity>()
+        .register_type::<crate::ObstacleReaction>()
         .register_type::<crate::TriangleMesh>()
         .register_type::<crate::HeightField>()
         .register_type::<PhysicsSettings>()

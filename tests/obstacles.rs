@@ -936,3 +936,74 @@ fn a_pour_on_a_terrain_of_100_000_triangles_stays_on_it() {
         }
     }
 }
+
+/// What a ball's hit gives a box (`ObstacleReaction`) is the opposite of
+/// the momentum the ball gained, summed over the steps of the hit, and its
+/// moment about the box's centre is that of a push at the face the ball
+/// met: no gravity, a slanting hit with friction and a bounce.
+#[test]
+fn an_obstacles_reaction_is_the_momentum_its_contacts_gave() {
+    let mut app = app();
+    no_sleep(&mut app);
+    app.insert_resource(Gravity(Vec3::ZERO));
+    let center = Vec3::new(0.5, 0.0, 0.0);
+    let wall = spawn(
+        &mut app,
+        (
+            Obstacle::from(Cuboid::new(1.0, 4.0, 4.0)),
+            Transform::from_translation(center),
+            ContactMaterial::new(0.5, 0.4),
+            ObstacleReaction::default(),
+        ),
+    );
+    let (m, z) = (3.0, 0.1);
+    let v0 = Vec3::new(4.0, 1.0, 0.0);
+    let ball = spawn(
+        &mut app,
+        (
+            Body::new(m)
+                .with_position(Vec3::new(-0.5, 0.3, z))
+                .with_velocity(v0),
+            Radius(R),
+        ),
+    );
+    let (mut impulse, mut angular) = (Vec3::ZERO, Vec3::ZERO);
+    let mut heights = Vec::new();
+    for _ in 0..40 {
+        let before = body(&app, ball).position.y;
+        step(&mut app, 1);
+        let reaction = *app.world().get::<ObstacleReaction>(wall).unwrap();
+        if reaction.impulse != Vec3::ZERO {
+            heights.extend([before, body(&app, ball).position.y]);
+        }
+        impulse += reaction.impulse;
+        angular += reaction.angular_impulse;
+    }
+    let v = body(&app, ball).velocity;
+    assert!(
+        v.x < -0.5 && v.y < v0.y,
+        "it bounced, and friction slowed it: {v}"
+    );
+    let given = m * (v - v0);
+    assert!(
+        (impulse + given).length() < 1e-4 * given.length(),
+        "the box got {impulse}, the ball {given}"
+    );
+    // The push at (0, y, z) on the face x = 0: about the centre, its
+    // moment is (−z·F_y, z·F_x, −0.5·F_y − y·F_x), y within the heights
+    // the ball touched at.
+    let arm = Vec3::new(-0.5, 0.0, z);
+    assert!((angular.x + z * impulse.y).abs() < 1e-4 * impulse.length());
+    assert!((angular.y - z * impulse.x).abs() < 1e-4 * impulse.length());
+    let (low, high) = heights
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(l, h), &y| (l.min(y), h.max(y)));
+    let turn = |y: f32| (arm + Vec3::Y * y).cross(impulse).z;
+    let (a, b) = (turn(low), turn(high));
+    assert!(
+        angular.z >= a.min(b) - 1e-4 && angular.z <= a.max(b) + 1e-4,
+        "{} outside [{a}, {b}]",
+        angular.z
+    );
+    assert!(!heights.is_empty() && impulse.x > 0.0);
+}

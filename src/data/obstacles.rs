@@ -582,6 +582,61 @@ impl ObstacleVelocity {
     }
 }
 
+/// What the bodies pushed an [`Obstacle`] with over the last fixed step,
+/// written by the plugin at the step's end on each obstacle that has this
+/// component (add it to those you want to know about; the rest cost
+/// nothing).
+///
+/// Within a step an obstacle is as heavy as the world: bodies meet it and
+/// it does not give way. Its reaction is the opposite of the momentum its
+/// contacts gave the bodies, summed over the step's passes (the momentum
+/// the bodies and the obstacle exchanged is conserved exactly), and its
+/// moment about the obstacle's position at the step's end. To let bodies
+/// push a movable object (a crate a net catches, a door a ball swings),
+/// apply the reaction to the object after the step, as an impulse: the
+/// next step sees it move (a coupling one step behind, stable while the
+/// object outweighs the bodies touching it in a step). The avian bridge
+/// of this repository does so for avian's rigid bodies.
+///
+/// A sleeping body pushes nothing: a pile asleep on an obstacle leaves its
+/// reaction at zero until the obstacle moves (which wakes it) or the pile
+/// wakes. Keep such bodies awake ([`SleepingDisabled`](crate::SleepingDisabled))
+/// where their weight must be felt at every step.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, TransformPlugin, EulerPhysicsPlugin));
+/// let world = app.world_mut();
+/// // A tray, and a 2 kg ball resting on it.
+/// let tray = world
+///     .spawn((Obstacle::from(Cuboid::new(2.0, 0.2, 2.0)), ObstacleReaction::default()))
+///     .id();
+/// world.spawn((
+///     Body::new(2.0).with_position(Vec3::new(0.0, 0.2, 0.0)),
+///     Radius(0.1),
+///     SleepingDisabled,
+/// ));
+/// for _ in 0..120 {
+///     app.world_mut().run_schedule(FixedUpdate);
+/// }
+/// // At rest, the ball presses on the tray with its weight times the step.
+/// let h = app.world().resource::<Time<Fixed>>().timestep().as_secs_f32();
+/// let push = app.world().get::<ObstacleReaction>(tray).unwrap().impulse;
+/// assert!((push.y + 2.0 * 9.81 * h).abs() < 0.01 * 2.0 * 9.81 * h, "{push}");
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Default)]
+#[reflect(Component, Debug, PartialEq, Clone, Default)]
+pub struct ObstacleReaction {
+    /// The impulse (N·s) the bodies gave the obstacle over the last step.
+    pub impulse: Vec3,
+    /// Its moment (N·m·s) about the obstacle's position at the step's end
+    /// (its global translation): `Σ (contact point − position) × impulse`.
+    pub angular_impulse: Vec3,
+}
+
 /// What the plugin keeps of an [`Obstacle`] between fixed steps (added
 /// with it): where the last step left it, from which the next step sweeps
 /// it to where it is now, and the problem last reported about it.

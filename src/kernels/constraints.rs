@@ -205,6 +205,9 @@ pub struct Contact {
     /// For an obstacle's contact: its round row, obstacle and part (the
     /// triangle of a mesh, else 0); else `u32::MAX` each.
     key: [u32; 3],
+    /// For an obstacle's contact: the nearest point of its surface, where
+    /// the body pushes it (see [`Contact::obstacle_push`]).
+    point: Vec3A,
     normal: Vec3A,
     /// The velocity of the surface it touches (zero for a plane): the
     /// friction drives the body's tangential velocity to the surface's.
@@ -215,6 +218,23 @@ pub struct Contact {
     friction: f32,
     normal_impulse: f32,
     friction_impulse: Vec3A,
+}
+
+impl Contact {
+    /// For an obstacle's contact, what the body pushed the obstacle with
+    /// in this pass, as the pass's rounds left it: the obstacle's index,
+    /// the point of its surface and the impulse (N·s, the opposite of the
+    /// momentum the contact gave the body). `None` for a plane's contact,
+    /// or for a body that cannot move (`inv_mass` ≤ 0).
+    #[inline]
+    pub fn obstacle_push(&self, inv_mass: &[f32]) -> Option<(u32, Vec3A, Vec3A)> {
+        let w = inv_mass[self.slot];
+        if self.key[0] == u32::MAX || w <= 0.0 {
+            return None;
+        }
+        let given = self.normal_impulse * self.normal + self.friction_impulse;
+        Some((self.key[1], self.point, -given / w))
+    }
 }
 
 /// The impulses a contact ended the last pass with, to start the next
@@ -351,6 +371,7 @@ fn surface_contact(
         slot: round.slot as usize,
         warm: usize::MAX,
         key: [u32::MAX; 3],
+        point: Vec3A::ZERO,
         normal,
         surface: velocity,
         target: lift + target(gap, approach, hits, material.restitution, solve, true),
@@ -446,10 +467,11 @@ pub fn find_obstacle_contacts(
             let local = obstacle.to_local * (pos[i] - obstacle.center);
             let mut meet = |part: u32, found: Nearest| {
                 let normal = obstacle.rotation * found.normal;
+                let point = pos[i] - found.distance * normal;
                 let at = Surface {
                     normal,
                     gap: found.distance - round.radius,
-                    velocity: obstacle.velocity_at(pos[i] - found.distance * normal),
+                    velocity: obstacle.velocity_at(point),
                     material: obstacle.material,
                 };
                 if !(at.gap.is_finite() && normal.is_finite() && at.velocity.is_finite()) {
@@ -461,7 +483,11 @@ pub fn find_obstacle_contacts(
                     .ok()
                     .map(|k| &warm[k].warm);
                 if let Some(contact) = surface_contact(round, vel[i], at, solve, last) {
-                    contacts.push(Contact { key, ..contact });
+                    contacts.push(Contact {
+                        key,
+                        point,
+                        ..contact
+                    });
                 }
             };
             match obstacle.shape {

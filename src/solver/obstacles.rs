@@ -19,9 +19,10 @@ use bevy::transform::helper::TransformHelper;
 use crate::data::body::Body;
 use crate::data::constraints::{CollisionGroups, ContactMaterial};
 use crate::data::issues::{ObstacleProblem, PhysicsIssue};
+use crate::data::obstacles::ObstacleReaction;
 use crate::data::obstacles::{Obstacle, ObstacleState, ObstacleVelocity};
 use crate::data::requests::{SolverRequests, WakeCause, WakeTarget};
-use crate::kernels::constraints::{Material, ObstacleWarm, PlacedObstacle};
+use crate::kernels::constraints::{Contact, Material, ObstacleWarm, PlacedObstacle};
 use crate::kernels::shapes::{Grid, Shape, Triangles, local_bounds, placed_bounds};
 use crate::solver::SolverState;
 use crate::solver::report::Reporter;
@@ -69,9 +70,26 @@ pub(crate) struct ObstacleSet {
     /// step (a lookup's reach covers it).
     pub speed: f32,
     bounds: Vec<(Vec3A, Vec3A)>,
+    /// Per row: what the bodies' contacts pushed it with over this step,
+    /// the impulse and its moment about the row's end (see
+    /// [`ObstacleReaction`]).
+    reactions: Vec<(Vec3A, Vec3A)>,
 }
 
 impl ObstacleSet {
+    /// Adds what the obstacle contacts among `contacts` pushed their
+    /// obstacles with in this pass (the groups' passes run one after
+    /// another, in order: the sums have the same bits on any thread
+    /// count).
+    pub fn react(&mut self, contacts: &[Contact], inv_mass: &[f32]) {
+        for (o, point, impulse) in contacts.iter().filter_map(|c| c.obstacle_push(inv_mass)) {
+            let (o, center) = (o as usize, self.rows[o as usize].end.0);
+            let (linear, angular) = &mut self.reactions[o];
+            *linear += impulse;
+            *angular += (point - center).cross(impulse);
+        }
+    }
+
     /// Places every obstacle at a share `t` of its sweep through the step
     /// (into `placed`).
     pub fn place(&mut self, t: f32) {
@@ -407,7 +425,8 @@ fn wake_near(
 
 /// Start of the fixed step, after the rebuild and the gather: lays the
 /// obstacles' swept bounds out in the grid, finds how fast the fastest
-/// bounded one moves, and clears the contacts' warm impulses.
+/// bounded one moves, and clears the contacts' warm impulses and the
+/// obstacles' reactions.
 pub(crate) fn lay_out_obstacles(mut solver: ResMut<SolverState>) {
     let solver = &mut *solver;
     let groups = solver.groups.len();
@@ -417,6 +436,9 @@ pub(crate) fn lay_out_obstacles(mut solver: ResMut<SolverState>) {
     for warm in &mut set.warm {
         warm.clear();
     }
+    set.reactions.clear();
+    set.reactions
+        .resize(set.rows.len(), (Vec3A::ZERO, Vec3A::ZERO));
     set.bounds.clear();
     set.bounds.extend(set.rows.iter().map(|row| row.bounds));
     // Widened by a lookup's usual reach (twice the radius), so that most
@@ -429,4 +451,27 @@ pub(crate) fn lay_out_obstacles(mut solver: ResMut<SolverState>) {
         .filter(|row| row.bounds.0.is_finite() && row.bounds.1.is_finite())
         .map(|row| row.speed)
         .fold(0.0, f32::max);
+}
+
+/// End of the fixed step: each [`ObstacleReaction`] gets what the bodies
+/// pushed its obstacle with over the step (zero for an obstacle nothing
+/// touched, or one left out of the step).
+pub(crate) fn write_obstacle_reactions(
+    solver: Res<SolverState>,
+    mut reactions: Query<(Entity, &mut ObstacleReaction)>,
+) {
+    let set = &solver.obstacles;
+    for (entity, mut reaction) in &mut reactions {
+        let found = set
+            .rows
+            .binary_search_by_key(&entity, |row| row.entity)
+            .ok()
+            .and_then(|row| set.reactions.get(row));
+        let (impulse, angular_impulse) =
+            found.map_or((Vec3::ZERO, Vec3::ZERO), |&(l, a)| (l.into(), a.into()));
+        reaction.set_if_neq(ObstacleReaction {
+            impulse,
+            angular_impulse,
+        });
+    }
 }

@@ -544,6 +544,7 @@ impl Pass {
             relaxed,
         );
         keep_obstacle_warm(contacts, obstacle_warm);
+        solver.obstacles.react(contacts, &solver.inv_mass);
         // What the position bias asked for moves the body, not its speed:
         // each body whose velocity the relaxing round changed (a large
         // group's in even runs of slots at once).

@@ -1,0 +1,288 @@
+//! avian3d's colliders as shapes that
+//! [bevy_euler_physics](bevy_euler_physics) bodies touch, both ways.
+//!
+//! With [`AvianBridgePlugin`] beside avian's `PhysicsPlugins` and
+//! [`EulerPhysicsPlugin`](bevy_euler_physics::EulerPhysicsPlugin), every
+//! avian [`Collider`] (static, kinematic or dynamic, any shape: compounds,
+//! convex hulls, trimeshes and height fields included) is met by this
+//! plugin's round bodies (those with a [`Radius`](bevy_euler_physics::Radius))
+//! as an [`Obstacle`], and what the bodies push a dynamic rigid body with
+//! goes back to it as an impulse: a crate dropped on a net sinks into it
+//! and the net holds it.
+//!
+//! - **Shapes.** Each collider gets a child entity per part of its shape
+//!   ([`ColliderPart`]), carrying the part as an [`Obstacle`]: a ball, a
+//!   cuboid, a capsule or a cylinder as the same primitive; a half-space
+//!   as a half-space; a cone, a convex hull, a trimesh, a height field or
+//!   voxels as a [`TriangleMesh`] (a hull's and a cone's one-sided); a
+//!   compound as one part per shape of it; a rounded shape as its inner
+//!   shape grown by its border (a box's corners then stay sharp). A
+//!   segment, a polyline, a lone triangle or a custom shape has no inside
+//!   to keep a body out of and is reported once and left out.
+//! - **Filters and materials.** avian's [`CollisionLayers`] become the
+//!   parts' [`CollisionGroups`] (the same rule: each one's memberships
+//!   meet the other's filters), its [`Friction`] (the dynamic coefficient)
+//!   and [`Restitution`] their [`ContactMaterial`]. A [`Sensor`] collider
+//!   is left out.
+//! - **Both ways.** In `FixedUpdate` the bodies meet the colliders where
+//!   avian's last step left them, and each part's [`ObstacleReaction`] says
+//!   what they pushed it with. In `FixedPostUpdate`, before avian's step,
+//!   the reaction is applied to the part's dynamic rigid body as an impulse
+//!   (at the part's position, with its moment), which wakes it.
+//!
+//! # The coupling, step by step
+//!
+//! Each fixed step runs this plugin's step first (`FixedUpdate`), then
+//! avian's (`FixedPostUpdate`, avian's default schedule). At fixed step
+//! `n`:
+//!
+//! 1. the bodies step against the colliders as avian's step `n − 1` left
+//!    them, each collider swept from where it was at step `n − 1` (its
+//!    surface moving at the velocity of that sweep); within the step a
+//!    rigid body does not give way;
+//! 2. avian's step `n` starts from its rigid bodies' velocities plus the
+//!    impulses the bodies gave them in step `n`.
+//!
+//! The momentum the bodies and a rigid body exchange is conserved exactly
+//! (the impulse one gets is the opposite of the other's). The coupling is
+//! one step behind: stable while a rigid body outweighs the bodies that
+//! touch it in a step (a crate on a net, a wrecking ball in a rope's
+//! way); a light rigid body struck by many heavy bodies at once can be
+//! pushed harder than it should be.
+//!
+//! [`Obstacle`]: bevy_euler_physics::Obstacle
+//! [`TriangleMesh`]: bevy_euler_physics::TriangleMesh
+//!
+//! # Example
+//!
+//! ```
+//! use avian3d::prelude::{Collider, PhysicsPlugins, RigidBody};
+//! use bevy::prelude::*;
+//! use bevy_euler_physics::prelude::*;
+//! use bevy_euler_physics_avian3d::AvianBridgePlugin;
+//!
+//! let mut app = App::new();
+//! app.add_plugins((
+//!     MinimalPlugins,
+//!     TransformPlugin,
+//!     bevy::asset::AssetPlugin::default(),
+//!     bevy::mesh::MeshPlugin,
+//!     PhysicsPlugins::default(),
+//!     EulerPhysicsPlugin,
+//!     AvianBridgePlugin,
+//! ));
+//! // (What `App::run` does first: avian sets some resources up then.)
+//! app.finish();
+//! app.cleanup();
+//! // avian's floor, and one of this plugin's balls dropped on it.
+//! app.world_mut().spawn((RigidBody::Static, Collider::cuboid(4.0, 0.2, 4.0)));
+//! let ball = app
+//!     .world_mut()
+//!     .spawn((Body::new(1.0).with_position(Vec3::new(0.0, 1.0, 0.0)), Radius(0.1)))
+//!     .id();
+//! for _ in 0..120 {
+//!     app.world_mut().run_schedule(bevy::app::FixedMain);
+//! }
+//! let y = app.world().get::<Body>(ball).unwrap().position.y;
+//! assert!((y - 0.2).abs() < 0.002, "rests on the floor at its radius: {y}");
+//! ```
+
+use avian3d::prelude::{
+    Collider, ColliderOf, CollisionLayers, Forces, Friction, Restitution, RigidBody, Sensor,
+    WriteRigidBodyForces,
+};
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+use bevy::transform::helper::TransformHelper;
+use bevy_euler_physics::prelude::{Body, CollisionGroups, ContactMaterial, ObstacleReaction};
+
+mod shapes;
+
+pub use shapes::{Unsupported, parts_of};
+
+/// Makes avian3d's colliders shapes that bevy_euler_physics bodies touch,
+/// and gives avian's dynamic rigid bodies what the bodies push them with
+/// (see the [crate docs](crate)). Add it with avian's `PhysicsPlugins` and
+/// `EulerPhysicsPlugin`.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics_avian3d::AvianBridgePlugin;
+///
+/// App::new().add_plugins(AvianBridgePlugin);
+/// ```
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AvianBridgePlugin;
+
+impl Plugin for AvianBridgePlugin {
+    fn build(&self, app: &mut App) {
+        app.register_type::<ColliderPart>()
+            .add_systems(
+                FixedUpdate,
+                (report_bodies_with_colliders, mirror_colliders)
+                    .chain()
+                    .in_set(bevy_euler_physics::PhysicsSystems::Prepare),
+            )
+            .add_systems(
+                FixedPostUpdate,
+                push_rigid_bodies.in_set(avian3d::schedule::PhysicsSystems::First),
+            );
+    }
+}
+
+/// A part of an avian [`Collider`]'s shape, as an
+/// [`Obstacle`](bevy_euler_physics::Obstacle) on a child
+/// entity of the collider (spawned by [`AvianBridgePlugin`], despawned
+/// with the collider or when its shape, layers or material change).
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics_avian3d::ColliderPart;
+///
+/// // How hard the bodies pushed each collider in the last step.
+/// fn pushes(parts: Query<(&ColliderPart, &bevy_euler_physics::ObstacleReaction)>) {
+///     for (part, reaction) in &parts {
+///         info!("{:?} got {}", part.collider, reaction.impulse);
+///     }
+/// }
+/// # App::new().add_systems(FixedPostUpdate, pushes);
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+pub struct ColliderPart {
+    /// The collider entity this part belongs to (its parent).
+    pub collider: Entity,
+}
+
+/// The parts a collider has now (on the collider entity).
+#[derive(Component, Debug, Default)]
+struct MirroredParts(Vec<Entity>);
+
+/// What [`mirror_colliders`] reads of a collider.
+type ColliderItem = (
+    Entity,
+    Ref<'static, Collider>,
+    Option<Ref<'static, CollisionLayers>>,
+    Option<Ref<'static, Friction>>,
+    Option<Ref<'static, Restitution>>,
+    Option<&'static MirroredParts>,
+);
+
+/// Gives each new or changed collider its parts (the old ones
+/// despawned), and despawns the parts of colliders that are gone. A
+/// collider that is also a [`Body`], a [`Sensor`], or whose shape has no
+/// part this plugin's bodies can touch has none.
+fn mirror_colliders(
+    mut commands: Commands,
+    colliders: Query<ColliderItem, (Without<Sensor>, Without<Body>)>,
+    parts: Query<(Entity, &ColliderPart)>,
+    mut reported: Local<EntityHashSet>,
+) {
+    for (entity, collider, layers, friction, restitution, mirrored) in &colliders {
+        let changed = collider.is_changed()
+            || layers.as_ref().is_some_and(|l| l.is_changed())
+            || friction.as_ref().is_some_and(|f| f.is_changed())
+            || restitution.as_ref().is_some_and(|r| r.is_changed());
+        if mirrored.is_some() && !changed {
+            continue;
+        }
+        for &part in mirrored.map_or(&[][..], |m| &m.0) {
+            commands.entity(part).try_despawn();
+        }
+        let found = match parts_of(collider.shape()) {
+            Ok(found) => {
+                reported.remove(&entity);
+                found
+            }
+            Err(problem) => {
+                if reported.insert(entity) {
+                    warn!("collider {entity}: {problem}; bodies do not touch it");
+                }
+                Vec::new()
+            }
+        };
+        let groups = layers.map_or(CollisionGroups::ALL, |l| {
+            CollisionGroups::new(l.memberships.0, l.filters.0)
+        });
+        let material = ContactMaterial::new(
+            restitution.map_or(0.0, |r| r.coefficient),
+            friction.map_or(0.5, |f| f.dynamic_coefficient),
+        );
+        let spawned = found
+            .into_iter()
+            .map(|(pose, obstacle)| {
+                commands
+                    .spawn((
+                        obstacle,
+                        pose,
+                        groups,
+                        material,
+                        ObstacleReaction::default(),
+                        ColliderPart { collider: entity },
+                        ChildOf(entity),
+                    ))
+                    .id()
+            })
+            .collect();
+        commands.entity(entity).insert(MirroredParts(spawned));
+    }
+    // Parts whose collider lost its `Collider` (or became a sensor or a
+    // body).
+    for (part, of) in &parts {
+        if !colliders.contains(of.collider) {
+            commands.entity(part).try_despawn();
+            if let Ok(mut collider) = commands.get_entity(of.collider) {
+                collider.try_remove::<MirroredParts>();
+            }
+        }
+    }
+}
+
+/// Entities that are both a [`Body`] and an avian collider or rigid body.
+type BodyAndAvian = (With<Body>, Or<(With<Collider>, With<RigidBody>)>);
+
+/// Reports, once each, entities that are both a [`Body`] and an avian
+/// collider or rigid body: they are left to avian alone (their collider
+/// gets no part).
+fn report_bodies_with_colliders(
+    both: Query<Entity, BodyAndAvian>,
+    mut reported: Local<EntityHashSet>,
+) {
+    for entity in &both {
+        if reported.insert(entity) {
+            warn!(
+                "entity {entity} is both a bevy_euler_physics Body and an avian collider or \
+                 rigid body; bodies do not touch its collider (make the Body an entity of its \
+                 own, tied to the rigid body)"
+            );
+        }
+    }
+    reported.retain(|&entity| both.contains(entity));
+}
+
+/// Before avian's step: each part's reaction, applied to its collider's
+/// dynamic rigid body as an impulse at the part's position plus its
+/// moment (waking the body).
+fn push_rigid_bodies(
+    parts: Query<(Entity, &ColliderPart, &ObstacleReaction)>,
+    colliders: Query<&ColliderOf>,
+    mut bodies: Query<(&RigidBody, Forces)>,
+    helper: TransformHelper,
+) {
+    for (entity, part, reaction) in &parts {
+        if reaction.impulse == Vec3::ZERO && reaction.angular_impulse == Vec3::ZERO {
+            continue;
+        }
+        let Ok(of) = colliders.get(part.collider) else {
+            continue;
+        };
+        let Ok((RigidBody::Dynamic, mut forces)) = bodies.get_mut(of.body) else {
+            continue;
+        };
+        let Ok(at) = helper.compute_global_transform(entity) else {
+            continue;
+        };
+        forces.apply_linear_impulse_at_point(reaction.impulse, at.translation());
+        forces.apply_angular_impulse(reaction.angular_impulse);
+    }
+}
