@@ -134,7 +134,8 @@ pub use islands::{
 };
 pub use kernels::stability::SpringStability;
 pub use obstacles::{
-    HeightField, Obstacle, ObstacleReaction, ObstacleState, ObstacleVelocity, TriangleMesh,
+    HeightField, Obstacle, ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity,
+    TriangleMesh,
 };
 pub use origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
 pub use pins::{FollowsBody, PinPlaced, PinnedTo};
@@ -161,12 +162,12 @@ pub mod prelude {
         DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, FollowsBody, Gravity, GroundPlane,
         HeightField, ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
         InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke, Obstacle,
-        ObstacleReaction, ObstacleState, ObstacleVelocity, OriginShifted, PhysicsError,
-        PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep, PhysicsSubstep,
-        PhysicsSystems, PhysicsWarning, PinPlaced, PinnedTo, PositionHistory, Radius, RestTime,
-        Rope, RopeEnd, RopeParts, ShiftWithOrigin, SleepSettings, SleepThreshold, Sleeping,
-        SleepingDisabled, Spring, SpringFrequency, SubstepBodies, SubstepSystems, Substeps,
-        TransformSyncDisabled, TriangleMesh, WakeCause, physics_checksum,
+        ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity, OriginShifted,
+        PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep,
+        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PinPlaced, PinnedTo, PositionHistory,
+        Radius, RestTime, Rope, RopeEnd, RopeParts, ShiftWithOrigin, SleepSettings, SleepThreshold,
+        Sleeping, SleepingDisabled, Spring, SpringFrequency, SubstepBodies, SubstepSystems,
+        Substeps, TransformSyncDisabled, TriangleMesh, WakeCause, physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

@@ -37,5 +37,6 @@
 //! ```
 
 pub use crate::data::obstacles::{
-    HeightField, Obstacle, ObstacleReaction, ObstacleState, ObstacleVelocity, TriangleMesh,
+    HeightField, Obstacle, ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity,
+    TriangleMesh,
 };

@@ -242,6 +242,7 @@ fn register_types(app: &mut App) {
         .register_type::<crate::ObstacleState>()
         .register_type::<crate::ObstacleVelocity>()
         .register_type::<crate::ObstacleReaction>()
+        .register_type::<crate::ObstacleMass>()
         .register_type::<crate::TriangleMesh>()
         .register_type::<crate::HeightField>()
         .register_type::<PhysicsSettings>()

@@ -1007,3 +1007,104 @@ fn an_obstacles_reaction_is_the_momentum_its_contacts_gave() {
     );
     assert!(!heights.is_empty() && impulse.x > 0.0);
 }
+
+/// A box of mass `big` (a cube of side 0.5, its inertia 1/6·M·s²), and a
+/// ball of 1 kg at 2 m/s along X just touching its face `offset` off its
+/// centre, frictionless, with restitution `e`; no gravity. After one
+/// step: the ball's velocity, and what the box got (`ObstacleReaction`).
+fn share_a_hit(big: f32, offset: f32, e: f32) -> (Vec3, ObstacleReaction) {
+    let mut app = app();
+    no_sleep(&mut app);
+    app.insert_resource(Gravity(Vec3::ZERO));
+    let center = Vec3::new(1.0, 0.0, 0.0);
+    let inertia = big * 0.25 / 6.0;
+    let block = app.world_mut().spawn_empty().id();
+    app.world_mut().entity_mut(block).insert((
+        Obstacle::from(Cuboid::new(0.5, 0.5, 0.5)),
+        Transform::from_translation(center),
+        ObstacleMass::new(
+            block,
+            big,
+            Mat3::from_diagonal(Vec3::splat(1.0 / inertia)),
+            center,
+        ),
+        ContactMaterial::new(e, 0.0),
+        ObstacleReaction::default(),
+    ));
+    let ball = spawn(
+        &mut app,
+        (
+            Body::new(1.0)
+                .with_position(Vec3::new(0.75 - R, offset, 0.0))
+                .with_velocity(Vec3::X * 2.0),
+            Radius(R),
+        ),
+    );
+    step(&mut app, 1);
+    let reaction = *app.world().get::<ObstacleReaction>(block).unwrap();
+    (body(&app, ball).velocity, reaction)
+}
+
+/// An obstacle with a mass (`ObstacleMass`) shares a hit as a free body
+/// would: head on and elastic, a 1 kg ball at 2 m/s leaves a 3 kg box at
+/// −1 m/s and gives it 3 N·s (1 m/s); inelastic, both leave at the common
+/// speed 0.5 m/s.
+#[test]
+fn an_obstacle_with_a_mass_shares_a_head_on_hit() {
+    let (v, got) = share_a_hit(3.0, 0.0, 1.0);
+    assert!((v.x + 1.0).abs() < 1e-3, "{v}");
+    assert!((got.impulse - Vec3::X * 3.0).length() < 3e-3, "{got:?}");
+    assert!(got.angular_impulse.length() < 1e-4, "{got:?}");
+    let (v, got) = share_a_hit(3.0, 0.0, 0.0);
+    assert!((v.x - 0.5).abs() < 1e-3, "{v}");
+    assert!((got.impulse - Vec3::X * 1.5).length() < 1.5e-3, "{got:?}");
+}
+
+/// Off its centre, elastic and frictionless, the hit turns the box and
+/// keeps the kinetic energy (the ball's, and the box's moving and turning,
+/// from what it got) and the momentum.
+#[test]
+fn an_obstacle_with_a_mass_keeps_energy_in_an_elastic_hit_off_its_centre() {
+    let big = 3.0;
+    let inertia = big * 0.25 / 6.0;
+    let (v, got) = share_a_hit(big, 0.2, 1.0);
+    let spin = got.angular_impulse / inertia;
+    // (The moment is about the box's position, its centre of mass here.)
+    let before = 0.5 * 4.0;
+    let after = 0.5 * v.length_squared()
+        + 0.5 * got.impulse.length_squared() / big
+        + 0.5 * inertia * spin.length_squared();
+    assert!(
+        (after - before).abs() < 0.01 * before,
+        "{after} J after {before} J"
+    );
+    assert!(spin.z < -0.1, "it turns: {spin}");
+    let momentum = v + got.impulse;
+    assert!((momentum - Vec3::X * 2.0).length() < 1e-3, "{momentum}");
+    // It turns, so it took less than head on, and the ball kept more.
+    let (head_on, _) = share_a_hit(big, 0.0, 1.0);
+    assert!(v.x > head_on.x + 0.05, "{v} against {head_on}");
+}
+
+/// An `ObstacleMass` with a NaN is reported once; the obstacle stays, as
+/// heavy as the world: a ball still rests on it.
+#[test]
+fn an_invalid_obstacle_mass_is_reported_and_the_obstacle_stays() {
+    let mut app = app();
+    no_sleep(&mut app);
+    let floor = app.world_mut().spawn_empty().id();
+    app.world_mut().entity_mut(floor).insert((
+        Obstacle::from(Cuboid::new(2.0, 1.0, 2.0)),
+        Transform::from_xyz(0.0, -0.5, 0.0),
+        ObstacleMass::new(floor, f32::NAN, Mat3::IDENTITY, Vec3::ZERO),
+    ));
+    let ball = drop_ball(&mut app, Vec3::new(0.0, 0.5, 0.0));
+    step(&mut app, 120);
+    let y = body(&app, ball).position.y;
+    assert!((y - R).abs() < 0.02 * R, "{y}");
+    let problem = ObstacleProblem::InvalidMass;
+    assert_eq!(
+        warnings_for(&app, floor),
+        vec![PhysicsIssue::Obstacle { problem }]
+    );
+}

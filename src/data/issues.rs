@@ -356,6 +356,9 @@ pub enum ObstacleProblem {
         /// The columns given.
         columns: u32,
     },
+    /// Its [`ObstacleMass`](crate::ObstacleMass) has a negative or
+    /// non-finite value: the obstacle stays, and does not give way.
+    InvalidMass,
 }
 
 impl fmt::Display for ObstacleProblem {
@@ -389,6 +392,10 @@ impl fmt::Display for ObstacleProblem {
             Self::HeightFieldSamples { heights, columns } => write!(
                 f,
                 "{heights} heights in {columns} columns: a height field needs rows × columns of them, at least 2 × 2, and a positive size"
+            ),
+            Self::InvalidMass => write!(
+                f,
+                "its ObstacleMass has a negative or non-finite value; it does not give way"
             ),
         }
     }

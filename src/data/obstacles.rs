@@ -587,16 +587,17 @@ impl ObstacleVelocity {
 /// component (add it to those you want to know about; the rest cost
 /// nothing).
 ///
-/// Within a step an obstacle is as heavy as the world: bodies meet it and
-/// it does not give way. Its reaction is the opposite of the momentum its
-/// contacts gave the bodies, summed over the step's passes (the momentum
-/// the bodies and the obstacle exchanged is conserved exactly), and its
-/// moment about the obstacle's position at the step's end. To let bodies
-/// push a movable object (a crate a net catches, a door a ball swings),
-/// apply the reaction to the object after the step, as an impulse: the
-/// next step sees it move (a coupling one step behind, stable while the
-/// object outweighs the bodies touching it in a step). The avian bridge
-/// of this repository does so for avian's rigid bodies.
+/// Its reaction is the opposite of the momentum its contacts gave the
+/// bodies, summed over the step's passes (the momentum the bodies and the
+/// obstacle exchanged is conserved exactly), and its moment about the
+/// obstacle's position at the step's end. To let bodies push a movable
+/// object (a crate a net catches, a door a ball swings), give the obstacle
+/// an [`ObstacleMass`] (it then gives way within the step as a free body
+/// would) and apply the reaction to the object after the step, as an
+/// impulse: the next step sees it move. Without a mass an obstacle is as
+/// heavy as the world within the step, and an object lighter than the
+/// bodies that hit it would take too much. The avian bridge of this
+/// repository does both for avian's rigid bodies.
 ///
 /// A sleeping body pushes nothing: a pile asleep on an obstacle leaves its
 /// reaction at zero until the obstacle moves (which wakes it) or the pile
@@ -635,6 +636,94 @@ pub struct ObstacleReaction {
     /// Its moment (N·m·s) about the obstacle's position at the step's end
     /// (its global translation): `Σ (contact point − position) × impulse`.
     pub angular_impulse: Vec3,
+}
+
+/// The mass of the body an [`Obstacle`] belongs to, so that it gives way
+/// to the bodies it meets within a step: a contact shares each change of
+/// speed between the body and the obstacle's body by their inverse masses
+/// (the obstacle's turning included), and the obstacle's body speeds up
+/// as the step goes, through all its contacts in turn (its change shows
+/// in [`ObstacleReaction`], for your code or a bridge to apply). Without
+/// it an obstacle is as heavy as the world.
+///
+/// The values are in the world frame, as at the step's start: write them
+/// each step for a body that turns. Obstacles naming the same `body` (the
+/// parts of one rigid body) share one motion. The obstacle's pose still
+/// follows its `Transform` (the step sweeps it from where the last step
+/// left it): what it gained shows at the next step, once applied. A
+/// negative or non-finite value is reported once
+/// ([`ObstacleProblem::InvalidMass`](crate::diagnostics::ObstacleProblem::InvalidMass))
+/// and the obstacle does not give way.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, TransformPlugin, EulerPhysicsPlugin))
+///     .insert_resource(Gravity(Vec3::ZERO));
+/// let world = app.world_mut();
+/// // A 1 kg box, and a 1 kg ball at 2 m/s just touching it: in one step
+/// // they share the hit, and leave at 1 m/s each.
+/// let crate_ = world.spawn_empty().id();
+/// world.entity_mut(crate_).insert((
+///     Obstacle::from(Cuboid::new(0.5, 0.5, 0.5)),
+///     Transform::from_xyz(1.0, 0.0, 0.0),
+///     ObstacleMass::new(crate_, 1.0, Mat3::from_diagonal(Vec3::splat(24.0)), Vec3::X),
+///     ContactMaterial::new(0.0, 0.0),
+///     ObstacleReaction::default(),
+/// ));
+/// let ball = Body::new(1.0).with_position(Vec3::new(0.65, 0.0, 0.0)).with_velocity(Vec3::X * 2.0);
+/// let ball = world.spawn((ball, Radius(0.1))).id();
+/// app.world_mut().run_schedule(FixedUpdate);
+/// let v = app.world().get::<Body>(ball).unwrap().velocity;
+/// // What the box got, for the game to apply to it (1 N·s: 1 m/s).
+/// let pushed = app.world().get::<ObstacleReaction>(crate_).unwrap().impulse;
+/// assert!((v.x - 1.0).abs() < 1e-4 && (pushed.x - 1.0).abs() < 1e-4, "{v} {pushed}");
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+pub struct ObstacleMass {
+    /// The body whose motion this is (obstacles naming the same one move
+    /// together).
+    pub body: Entity,
+    /// `1 / mass` (1/kg); 0 does not give way.
+    pub inverse_mass: f32,
+    /// The inverse of its inertia tensor about its centre of mass, in the
+    /// world frame (1/(kg·m²)); zero does not turn.
+    pub inverse_inertia: Mat3,
+    /// Its centre of mass, in the world.
+    pub center_of_mass: Vec3,
+}
+
+impl ObstacleMass {
+    /// The body `body` of mass `mass` (kg; not positive or not finite:
+    /// reported, and the obstacle does not give way), with the inverse
+    /// inertia tensor `inverse_inertia` (world frame) about
+    /// `center_of_mass` (world).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let m = ObstacleMass::new(Entity::PLACEHOLDER, 4.0, Mat3::ZERO, Vec3::ZERO);
+    /// assert_eq!(m.inverse_mass, 0.25);
+    /// ```
+    pub fn new(body: Entity, mass: f32, inverse_inertia: Mat3, center_of_mass: Vec3) -> Self {
+        Self {
+            body,
+            inverse_mass: if mass > 0.0 { mass.recip() } else { f32::NAN },
+            inverse_inertia,
+            center_of_mass,
+        }
+    }
+
+    /// Whether every value is finite and the inverse mass not negative.
+    pub(crate) fn is_valid(&self) -> bool {
+        self.inverse_mass >= 0.0
+            && self.inverse_mass.is_finite()
+            && self.inverse_inertia.is_finite()
+            && self.center_of_mass.is_finite()
+    }
 }
 
 /// What the plugin keeps of an [`Obstacle`] between fixed steps (added

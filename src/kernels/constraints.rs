@@ -52,7 +52,7 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use bevy::math::{Quat, Vec2, Vec3A};
+use bevy::math::{Mat3A, Quat, Vec2, Vec3A};
 
 #[cfg(test)]
 use super::batches::OneThread;
@@ -208,6 +208,13 @@ pub struct Contact {
     /// For an obstacle's contact: the nearest point of its surface, where
     /// the body pushes it (see [`Contact::obstacle_push`]).
     point: Vec3A,
+    /// For the contact of an obstacle that gives way (a [`Mover`]): the
+    /// mover's index (`u32::MAX` for any other), the point's offset from
+    /// its centre of mass, and the share of a normal speed change the body
+    /// takes (the rest is the mover's).
+    mover: u32,
+    give: f32,
+    arm: Vec3A,
     normal: Vec3A,
     /// The velocity of the surface it touches (zero for a plane): the
     /// friction drives the body's tangential velocity to the surface's.
@@ -372,6 +379,9 @@ fn surface_contact(
         warm: usize::MAX,
         key: [u32::MAX; 3],
         point: Vec3A::ZERO,
+        mover: u32::MAX,
+        give: 1.0,
+        arm: Vec3A::ZERO,
         normal,
         surface: velocity,
         target: lift + target(gap, approach, hits, material.restitution, solve, true),
@@ -398,6 +408,8 @@ pub struct PlacedObstacle {
     pub material: Material,
     /// Memberships, filters.
     pub groups: [u32; 2],
+    /// Its [`Mover`] (`u32::MAX` for an obstacle that does not give way).
+    pub mover: u32,
 }
 
 impl PlacedObstacle {
@@ -405,6 +417,76 @@ impl PlacedObstacle {
     #[inline]
     fn velocity_at(&self, point: Vec3A) -> Vec3A {
         self.linear + self.angular.cross(point - self.center)
+    }
+}
+
+/// An obstacle's body that gives way to the bodies within a step (an
+/// obstacle with a mass): its inverse mass, its inverse inertia tensor
+/// and centre of mass in the world, as at the step's start. Obstacles of
+/// the same body share one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mover {
+    pub inv_mass: f32,
+    pub inv_inertia: Mat3A,
+    pub center: Vec3A,
+}
+
+impl Mover {
+    /// The inverse mass a push along unit `direction` at `arm` from the
+    /// centre meets: `1/m + (arm × d) · I⁻¹ (arm × d)`.
+    #[inline]
+    fn meets(&self, arm: Vec3A, direction: Vec3A) -> f32 {
+        let turn = arm.cross(direction);
+        self.inv_mass + turn.dot(self.inv_inertia * turn)
+    }
+}
+
+/// How much a [`Mover`]'s velocity changed in this step so far: linear,
+/// and angular about its centre.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Yield {
+    pub linear: Vec3A,
+    pub angular: Vec3A,
+}
+
+impl Yield {
+    /// The change of velocity at `arm` from the centre.
+    #[inline]
+    fn at(&self, arm: Vec3A) -> Vec3A {
+        self.linear + self.angular.cross(arm)
+    }
+}
+
+/// The obstacles that give way: their bodies, and how much each one's
+/// velocity changed in this step so far (indexed by
+/// [`PlacedObstacle::mover`]).
+pub struct Movers<'a> {
+    pub movers: &'a [Mover],
+    pub yields: &'a mut [Yield],
+}
+
+#[cfg(test)]
+impl Movers<'static> {
+    /// No obstacle gives way.
+    pub fn none() -> Self {
+        Self {
+            movers: &[],
+            yields: &mut [],
+        }
+    }
+}
+
+impl Movers<'_> {
+    /// The mover of `contact` takes `impulse` (N·s, the opposite of what
+    /// the body took) at the contact's arm.
+    #[inline]
+    fn take(&mut self, contact: &Contact, impulse: Vec3A) {
+        let (mover, taken) = (
+            &self.movers[contact.mover as usize],
+            &mut self.yields[contact.mover as usize],
+        );
+        taken.linear += mover.inv_mass * impulse;
+        taken.angular += mover.inv_inertia * contact.arm.cross(impulse);
     }
 }
 
@@ -418,6 +500,10 @@ pub struct Obstacles<'a> {
     /// The fastest any point of a bounded obstacle's surface moves.
     pub speed: f32,
     pub grid: &'a Grid,
+    /// The bodies of the obstacles that give way, and how much their
+    /// velocities changed in this step so far.
+    pub movers: &'a [Mover],
+    pub yields: &'a [Yield],
 }
 
 /// An obstacle contact's impulses at the end of a pass, for the next pass
@@ -468,10 +554,17 @@ pub fn find_obstacle_contacts(
             let mut meet = |part: u32, found: Nearest| {
                 let normal = obstacle.rotation * found.normal;
                 let point = pos[i] - found.distance * normal;
+                let mover = obstacles.movers.get(obstacle.mover as usize);
+                // A mover's arm (from its centre as at the step's start)
+                // and how much its surface there sped up so far.
+                let arm = mover.map_or(Vec3A::ZERO, |m| point - m.center);
+                let sped = mover.map_or(Vec3A::ZERO, |_| {
+                    obstacles.yields[obstacle.mover as usize].at(arm)
+                });
                 let at = Surface {
                     normal,
                     gap: found.distance - round.radius,
-                    velocity: obstacle.velocity_at(point),
+                    velocity: obstacle.velocity_at(point) + sped,
                     material: obstacle.material,
                 };
                 if !(at.gap.is_finite() && normal.is_finite() && at.velocity.is_finite()) {
@@ -482,13 +575,32 @@ pub fn find_obstacle_contacts(
                     .binary_search_by_key(&key, |w| w.key)
                     .ok()
                     .map(|k| &warm[k].warm);
-                if let Some(contact) = surface_contact(round, vel[i], at, solve, last) {
-                    contacts.push(Contact {
-                        key,
-                        point,
-                        ..contact
-                    });
-                }
+                let Some(contact) = surface_contact(round, vel[i], at, solve, last) else {
+                    return;
+                };
+                let contact = Contact {
+                    key,
+                    point,
+                    ..contact
+                };
+                contacts.push(match mover {
+                    None => contact,
+                    // What the mover's surface gains from here on is read
+                    // as the rounds go (`solve_moving_contact`).
+                    Some(m) => {
+                        let w = bodies.inv_mass[i];
+                        let lift = normal.dot(sped);
+                        Contact {
+                            mover: obstacle.mover,
+                            give: w / (w + m.meets(arm, normal)),
+                            arm,
+                            surface: contact.surface - sped,
+                            target: contact.target - lift,
+                            relaxed: contact.relaxed - lift,
+                            ..contact
+                        }
+                    }
+                });
             };
             match obstacle.shape {
                 Shape::Mesh { mesh } => {
@@ -795,7 +907,7 @@ pub struct Relaxed<'a> {
 /// only then does `relaxed.before` hold this pass's velocities.
 pub fn solve(
     Joints { rods, angles }: Joints,
-    contacts: &mut [Contact],
+    (contacts, movers): (&mut [Contact], &mut Movers),
     mut pairs: PairBatches,
     bodies: &mut Bodies,
     solve: &Rounds,
@@ -807,7 +919,11 @@ pub fn solve(
     held.resize(rods.len() + angles.len(), 0.0);
     let vel = &mut *bodies.vel;
     for contact in contacts.iter() {
-        vel[contact.slot] += contact.normal_impulse * contact.normal + contact.friction_impulse;
+        let given = contact.normal_impulse * contact.normal + contact.friction_impulse;
+        vel[contact.slot] += given;
+        if contact.mover != u32::MAX {
+            movers.take(contact, -given / bodies.inv_mass[contact.slot]);
+        }
     }
     solve_pairs(&mut pairs, Visit::WarmStart, bodies.vel);
     for _ in 0..solve.iterations {
@@ -817,12 +933,17 @@ pub fn solve(
         for (n, limit) in angles.iter().enumerate() {
             solve_angle(limit, &mut held[rods.len() + n], bodies, solve);
         }
-        for contact in contacts.iter_mut() {
-            solve_contact(contact, bodies.vel);
-        }
+        solve_contacts(contacts, bodies, movers);
         solve_pairs(&mut pairs, Visit::Round, bodies.vel);
     }
-    let relaxing = relax(rods, angles, contacts, &mut pairs, bodies, solve, relaxed);
+    let relaxing = relax(
+        (rods, angles),
+        contacts,
+        (&mut pairs, movers),
+        bodies,
+        solve,
+        relaxed,
+    );
     // The other entries were taken (left at their default) by
     // `find_contacts`.
     for contact in contacts.iter() {
@@ -1044,6 +1165,52 @@ fn solve_angle(limit: &AngleRow, held: &mut f32, bodies: &mut Bodies, solve: &Ro
     vel[p] += inv_mass[p] * impulse * jp;
 }
 
+/// One round of the plane and obstacle contacts, in order.
+#[inline]
+fn solve_contacts(contacts: &mut [Contact], bodies: &mut Bodies, movers: &mut Movers) {
+    for contact in contacts.iter_mut() {
+        if contact.mover == u32::MAX {
+            solve_contact(contact, bodies.vel);
+        } else {
+            solve_moving_contact(contact, bodies, movers);
+        }
+    }
+}
+
+/// [`solve_contact`] against an obstacle that gives way: the surface moves
+/// at its velocity plus what its mover gained so far, a speed change is
+/// shared between the body and the mover by their inverse masses (the
+/// mover's as met at the contact's arm), and the mover takes the opposite
+/// of each impulse the body takes.
+fn solve_moving_contact(contact: &mut Contact, bodies: &mut Bodies, movers: &mut Movers) {
+    let w = bodies.inv_mass[contact.slot];
+    let (n, arm) = (contact.normal, contact.arm);
+    let mut v = bodies.vel[contact.slot];
+    let sped = movers.yields[contact.mover as usize].at(arm);
+    // Normal: accumulated, never pulling.
+    let speed = n.dot(v - sped);
+    let total = (contact.normal_impulse + contact.give * (contact.target - speed)).max(0.0);
+    let normal = (total - contact.normal_impulse) * n;
+    contact.normal_impulse = total;
+    v += normal;
+    movers.take(contact, -normal / w);
+    // Friction: accumulated, within the Coulomb cone, towards the
+    // surface's velocity; shared as the normal is, along the slip.
+    let sped = movers.yields[contact.mover as usize].at(arm);
+    let slip = v - contact.surface - sped;
+    let tangential = slip - n.dot(slip) * n;
+    let along = tangential.normalize_or_zero();
+    let mover = &movers.movers[contact.mover as usize];
+    let give = w / (w + mover.meets(arm, along));
+    let total = (contact.friction_impulse - give * tangential)
+        .clamp_length_max(contact.friction * contact.normal_impulse);
+    let friction = total - contact.friction_impulse;
+    contact.friction_impulse = total;
+    v += friction;
+    movers.take(contact, -friction / w);
+    bodies.vel[contact.slot] = v;
+}
+
 /// One contact's normal and friction impulses, accumulated.
 #[inline]
 fn solve_contact(contact: &mut Contact, vel: &mut [Vec3A]) {
@@ -1067,10 +1234,9 @@ fn solve_contact(contact: &mut Contact, vel: &mut [Vec3A]) {
 /// their position bias; the bodies they touch are listed with their
 /// velocities from before.
 fn relax(
-    rods: &[RodRow],
-    angles: &[AngleRow],
+    (rods, angles): (&[RodRow], &[AngleRow]),
     contacts: &mut [Contact],
-    pairs: &mut PairBatches,
+    (pairs, movers): (&mut PairBatches, &mut Movers),
     bodies: &mut Bodies,
     solve: &Rounds,
     out: Relaxed,
@@ -1099,8 +1265,8 @@ fn relax(
     }
     for contact in contacts.iter_mut() {
         contact.target = contact.relaxed;
-        solve_contact(contact, bodies.vel);
     }
+    solve_contacts(contacts, bodies, movers);
     solve_pairs(pairs, Visit::Relax, bodies.vel);
     true
 }
@@ -1138,7 +1304,7 @@ mod tests {
                 rods: &[rod],
                 angles: &[],
             },
-            &mut [],
+            (&mut [], &mut Movers::none()),
             PairBatches::here(&mut PairContacts::default()),
             &mut bodies,
             &ROUNDS,
@@ -1228,7 +1394,7 @@ mod tests {
                         rods: &[],
                         angles: &[],
                     },
-                    &mut [],
+                    (&mut [], &mut Movers::none()),
                     PairBatches::here(&mut contacts),
                     &mut bodies,
                     &ROUNDS,
@@ -1287,7 +1453,7 @@ mod tests {
                 rods: &[],
                 angles: &[],
             },
-            &mut [],
+            (&mut [], &mut Movers::none()),
             PairBatches::here(&mut contacts),
             &mut bodies,
             &ROUNDS,
@@ -1477,7 +1643,7 @@ mod tests {
                     rods: &[],
                     angles: &[],
                 },
-                &mut [],
+                (&mut [], &mut Movers::none()),
                 PairBatches {
                     found: &mut found,
                     spread,
@@ -1605,7 +1771,7 @@ mod tests {
                 rods: &[],
                 angles: &[],
             },
-            &mut contacts,
+            (&mut contacts, &mut Movers::none()),
             PairBatches::here(&mut PairContacts::default()),
             &mut bodies,
             &ROUNDS,

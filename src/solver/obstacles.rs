@@ -19,10 +19,11 @@ use bevy::transform::helper::TransformHelper;
 use crate::data::body::Body;
 use crate::data::constraints::{CollisionGroups, ContactMaterial};
 use crate::data::issues::{ObstacleProblem, PhysicsIssue};
-use crate::data::obstacles::ObstacleReaction;
-use crate::data::obstacles::{Obstacle, ObstacleState, ObstacleVelocity};
+use crate::data::obstacles::{
+    Obstacle, ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity,
+};
 use crate::data::requests::{SolverRequests, WakeCause, WakeTarget};
-use crate::kernels::constraints::{Contact, Material, ObstacleWarm, PlacedObstacle};
+use crate::kernels::constraints::{Contact, Material, Mover, ObstacleWarm, PlacedObstacle, Yield};
 use crate::kernels::shapes::{Grid, Shape, Triangles, local_bounds, placed_bounds};
 use crate::solver::SolverState;
 use crate::solver::report::Reporter;
@@ -44,6 +45,9 @@ pub(crate) struct ObstacleRow {
     /// The fastest a point of its surface moves (infinite for an endless
     /// shape that turns).
     pub speed: f32,
+    /// Its [`Mover`] in [`ObstacleSet::movers`] (`u32::MAX`: it does not
+    /// give way).
+    pub mover: u32,
 }
 
 /// The obstacles of this step, by entity.
@@ -70,6 +74,12 @@ pub(crate) struct ObstacleSet {
     /// step (a lookup's reach covers it).
     pub speed: f32,
     bounds: Vec<(Vec3A, Vec3A)>,
+    /// The bodies of the obstacles that give way ([`ObstacleMass`]), one
+    /// per body entity, in the order of their first rows.
+    pub movers: Vec<Mover>,
+    mover_bodies: Vec<Entity>,
+    /// Per mover: how much its velocity changed in this step so far.
+    pub yields: Vec<Yield>,
     /// Per row: what the bodies' contacts pushed it with over this step,
     /// the impulse and its moment about the row's end (see
     /// [`ObstacleReaction`]).
@@ -77,6 +87,28 @@ pub(crate) struct ObstacleSet {
 }
 
 impl ObstacleSet {
+    /// One mover per body among `masses` (sorted by obstacle entity; the
+    /// first obstacle of a body gives its values), and each row's.
+    fn find_movers(&mut self, masses: &[(Entity, ObstacleMass)]) {
+        self.movers.clear();
+        self.mover_bodies.clear();
+        for &(entity, mass) in masses {
+            let known = self.mover_bodies.iter().position(|&b| b == mass.body);
+            let index = known.unwrap_or_else(|| {
+                self.mover_bodies.push(mass.body);
+                self.movers.push(Mover {
+                    inv_mass: mass.inverse_mass,
+                    inv_inertia: mass.inverse_inertia.into(),
+                    center: mass.center_of_mass.into(),
+                });
+                self.movers.len() - 1
+            });
+            if let Ok(row) = self.rows.binary_search_by_key(&entity, |row| row.entity) {
+                self.rows[row].mover = index as u32;
+            }
+        }
+    }
+
     /// Adds what the obstacle contacts among `contacts` pushed their
     /// obstacles with in this pass (the groups' passes run one after
     /// another, in order: the sums have the same bits on any thread
@@ -112,6 +144,7 @@ impl ObstacleSet {
                 angular: row.angular,
                 material: row.material,
                 groups: row.groups,
+                mover: row.mover,
             }
         }));
     }
@@ -125,6 +158,7 @@ type ObstacleItem = (
     Option<&'static ObstacleVelocity>,
     Option<&'static ContactMaterial>,
     Option<&'static CollisionGroups>,
+    Option<&'static ObstacleMass>,
     Has<Body>,
 );
 
@@ -163,7 +197,8 @@ pub(crate) fn place_obstacles(
         min_cell: 4.0 * solver.largest_radius,
     };
     let mut moved = Vec::new();
-    for (entity, obstacle, mut state, given, material, groups, is_body) in &mut obstacles {
+    let mut masses = Vec::new();
+    for (entity, obstacle, mut state, given, material, groups, mass, is_body) in &mut obstacles {
         let placed = place(entity, &obstacle, &helper, is_body, &mut set.vertices)
             .and_then(|placed| built.resolve(entity, &obstacle, placed));
         let Placed {
@@ -182,7 +217,19 @@ pub(crate) fn place_obstacles(
             }
         };
         let state = state.bypass_change_detection();
-        state.reported = None;
+        // (A bad mass leaves the obstacle in, as heavy as the world.)
+        let reported = state.reported.take();
+        let mass = match mass {
+            Some(mass) if !mass.is_valid() => {
+                let problem = ObstacleProblem::InvalidMass;
+                if reported != Some(problem) {
+                    reporter.warn(entity, PhysicsIssue::Obstacle { problem });
+                }
+                state.reported = Some(problem);
+                None
+            }
+            mass => mass.copied(),
+        };
         let start = match state.previous {
             Some((c, q)) if !state.teleport => (Vec3A::from(c), q),
             _ => end,
@@ -225,11 +272,17 @@ pub(crate) fn place_obstacles(
             groups: [groups.memberships, groups.filters],
             bounds,
             speed,
+            mover: u32::MAX,
         });
+        if let Some(mass) = mass {
+            masses.push((entity, mass));
+        }
     }
     set.broken = built.new_broken;
     // In entity order, whatever the query's.
     set.rows.sort_unstable_by_key(|row| row.entity);
+    masses.sort_unstable_by_key(|&(entity, _)| entity);
+    set.find_movers(&masses);
     for row in &old {
         if set
             .rows
@@ -439,6 +492,8 @@ pub(crate) fn lay_out_obstacles(mut solver: ResMut<SolverState>) {
     set.reactions.clear();
     set.reactions
         .resize(set.rows.len(), (Vec3A::ZERO, Vec3A::ZERO));
+    set.yields.clear();
+    set.yields.resize(set.movers.len(), Yield::default());
     set.bounds.clear();
     set.bounds.extend(set.rows.iter().map(|row| row.bounds));
     // Widened by a lookup's usual reach (twice the radius), so that most

@@ -32,10 +32,10 @@ use bevy::tasks::TaskPool;
 use crate::data::constraints::ConstraintSettings;
 use crate::kernels::batches::{Batch, Each, OneThread, Spread};
 use crate::kernels::constraints::{
-    Bodies, Contact, Joints, Obstacles, PairBatches, PairContacts, PairPart, PairRow, PlaneRow,
-    Relaxed, RoundRow, Rounds, Warm, WarmStart, aim_pairs, find_contacts, find_contacts_of,
-    find_obstacle_contacts, find_pair_contacts, find_pair_contacts_in_parts, keep_obstacle_warm,
-    solve,
+    Bodies, Contact, Joints, Movers, Obstacles, PairBatches, PairContacts, PairPart, PairRow,
+    PlaneRow, Relaxed, RoundRow, Rounds, Warm, WarmStart, aim_pairs, find_contacts,
+    find_contacts_of, find_obstacle_contacts, find_pair_contacts, find_pair_contacts_in_parts,
+    keep_obstacle_warm, solve,
 };
 use crate::kernels::implicit::{Cg, Island, State, plan, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
@@ -496,6 +496,8 @@ impl Pass {
             meshes: &set.meshes,
             speed: set.speed,
             grid: &set.grid,
+            movers: &set.movers,
+            yields: &set.yields,
         };
         let obstacle_warm = &mut set.warm[self.group];
         find_obstacle_contacts(
@@ -531,9 +533,13 @@ impl Pass {
             before: &mut before,
             held: &mut solver.held,
         };
+        let mut movers = Movers {
+            movers: &set.movers,
+            yields: &mut set.yields,
+        };
         let relaxing = solve(
             Joints { rods, angles },
-            contacts,
+            (contacts, &mut movers),
             PairBatches {
                 found: pair_contacts,
                 spread: &spread,

@@ -1,5 +1,5 @@
 //! avian3d's colliders as shapes that
-//! [bevy_euler_physics](bevy_euler_physics) bodies touch, both ways.
+//! [bevy_euler_physics] bodies touch, both ways.
 //!
 //! With [`AvianBridgePlugin`] beside avian's `PhysicsPlugins` and
 //! [`EulerPhysicsPlugin`](bevy_euler_physics::EulerPhysicsPlugin), every
@@ -24,11 +24,12 @@
 //!   meet the other's filters), its [`Friction`] (the dynamic coefficient)
 //!   and [`Restitution`] their [`ContactMaterial`]. A [`Sensor`] collider
 //!   is left out.
-//! - **Both ways.** In `FixedUpdate` the bodies meet the colliders where
-//!   avian's last step left them, and each part's [`ObstacleReaction`] says
-//!   what they pushed it with. In `FixedPostUpdate`, before avian's step,
-//!   the reaction is applied to the part's dynamic rigid body as an impulse
-//!   (at the part's position, with its moment), which wakes it.
+//! - **Both ways.** Each part of a dynamic rigid body carries the body's
+//!   mass, inertia and centre of mass ([`ObstacleMass`]), so that it gives
+//!   way to the bodies within this plugin's step as a free body would
+//!   (a light ball struck by a heavy one leaves faster than a heavy one);
+//!   what it gained there ([`ObstacleReaction`]) is applied to the rigid
+//!   body as an impulse before avian's step, which wakes it.
 //!
 //! # The coupling, step by step
 //!
@@ -36,19 +37,24 @@
 //! avian's (`FixedPostUpdate`, avian's default schedule). At fixed step
 //! `n`:
 //!
-//! 1. the bodies step against the colliders as avian's step `n − 1` left
-//!    them, each collider swept from where it was at step `n − 1` (its
-//!    surface moving at the velocity of that sweep); within the step a
-//!    rigid body does not give way;
-//! 2. avian's step `n` starts from its rigid bodies' velocities plus the
-//!    impulses the bodies gave them in step `n`.
+//! 1. before this plugin's step, each part of a dynamic rigid body gets
+//!    the body's mass, world inverse inertia and centre of mass as avian's
+//!    step `n − 1` left them;
+//! 2. the bodies step against the colliders where avian's step `n − 1`
+//!    left them (each collider swept from where it was at step `n − 1`,
+//!    its surface moving at the velocity of that sweep); a dynamic rigid
+//!    body's velocity changes through its contacts, one after another, as
+//!    the step's rounds go, but its pose does not;
+//! 3. before avian's step `n`, each rigid body gets what its parts gained
+//!    as an impulse (at each part's position, with its moment); avian's
+//!    step `n` moves it from there, with its own contacts and gravity.
 //!
 //! The momentum the bodies and a rigid body exchange is conserved exactly
-//! (the impulse one gets is the opposite of the other's). The coupling is
-//! one step behind: stable while a rigid body outweighs the bodies that
-//! touch it in a step (a crate on a net, a wrecking ball in a rope's
-//! way); a light rigid body struck by many heavy bodies at once can be
-//! pushed harder than it should be.
+//! (one gets the opposite of the other's impulse). The rigid body moves by
+//! what it gained one step later: its pose is one step behind the bodies
+//! within a step. avian's `LockedAxes` are not seen within this plugin's
+//! step (a body locked from turning turns there; avian then drops the
+//! turn).
 //!
 //! [`Obstacle`]: bevy_euler_physics::Obstacle
 //! [`TriangleMesh`]: bevy_euler_physics::TriangleMesh
@@ -88,13 +94,16 @@
 //! ```
 
 use avian3d::prelude::{
-    Collider, ColliderOf, CollisionLayers, Forces, Friction, Restitution, RigidBody, Sensor,
+    Collider, ColliderOf, CollisionLayers, ComputedAngularInertia, ComputedCenterOfMass,
+    ComputedMass, Forces, Friction, Position, Restitution, RigidBody, Rotation, Sensor,
     WriteRigidBodyForces,
 };
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 use bevy::transform::helper::TransformHelper;
-use bevy_euler_physics::prelude::{Body, CollisionGroups, ContactMaterial, ObstacleReaction};
+use bevy_euler_physics::prelude::{
+    Body, CollisionGroups, ContactMaterial, ObstacleMass, ObstacleReaction,
+};
 
 mod shapes;
 
@@ -119,7 +128,11 @@ impl Plugin for AvianBridgePlugin {
         app.register_type::<ColliderPart>()
             .add_systems(
                 FixedUpdate,
-                (report_bodies_with_colliders, mirror_colliders)
+                (
+                    report_bodies_with_colliders,
+                    mirror_colliders,
+                    weigh_rigid_bodies,
+                )
                     .chain()
                     .in_set(bevy_euler_physics::PhysicsSystems::Prepare),
             )
@@ -133,7 +146,9 @@ impl Plugin for AvianBridgePlugin {
 /// A part of an avian [`Collider`]'s shape, as an
 /// [`Obstacle`](bevy_euler_physics::Obstacle) on a child
 /// entity of the collider (spawned by [`AvianBridgePlugin`], despawned
-/// with the collider or when its shape, layers or material change).
+/// with the collider or when its shape, layers or material change). A
+/// part of a dynamic rigid body also has the body's [`ObstacleMass`],
+/// written before each step.
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -234,6 +249,57 @@ fn mirror_colliders(
             if let Ok(mut collider) = commands.get_entity(of.collider) {
                 collider.try_remove::<MirroredParts>();
             }
+        }
+    }
+}
+
+/// What [`weigh_rigid_bodies`] reads of a rigid body.
+type RigidItem = (
+    &'static RigidBody,
+    &'static Position,
+    &'static Rotation,
+    &'static ComputedMass,
+    &'static ComputedAngularInertia,
+    &'static ComputedCenterOfMass,
+);
+
+/// Before this plugin's step: each part of a dynamic rigid body gets the
+/// body's mass, inverse inertia and centre of mass in the world as avian's
+/// last step left them ([`ObstacleMass`]), so that it gives way to the
+/// bodies within the step; a part of any other collider has none.
+fn weigh_rigid_bodies(
+    mut commands: Commands,
+    mut parts: Query<(Entity, &ColliderPart, Option<&mut ObstacleMass>)>,
+    colliders: Query<&ColliderOf>,
+    bodies: Query<RigidItem>,
+) {
+    for (entity, part, mass) in &mut parts {
+        let found = colliders
+            .get(part.collider)
+            .ok()
+            .and_then(|of| Some(of.body).zip(bodies.get(of.body).ok()));
+        let weighed = match found {
+            Some((body, (RigidBody::Dynamic, position, rotation, m, inertia, center))) => {
+                Some(ObstacleMass {
+                    body,
+                    inverse_mass: m.inverse(),
+                    inverse_inertia: inertia.rotated(rotation.0).inverse().to_mat3(),
+                    center_of_mass: position.0 + rotation.0 * center.0,
+                })
+            }
+            _ => None,
+        };
+        match (mass, weighed) {
+            (Some(mut mass), Some(weighed)) => {
+                mass.set_if_neq(weighed);
+            }
+            (None, Some(weighed)) => {
+                commands.entity(entity).insert(weighed);
+            }
+            (Some(_), None) => {
+                commands.entity(entity).remove::<ObstacleMass>();
+            }
+            (None, None) => {}
         }
     }
 }
