@@ -134,7 +134,7 @@ pub use islands::{
 };
 pub use kernels::stability::SpringStability;
 pub use obstacles::{
-    HeightField, Obstacle, ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity,
+    HeightField, Obstacle, ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity, TiedTo,
     TriangleMesh,
 };
 pub use origin::{FloatingOrigin, OriginShifted, PhysicsOrigin, ShiftWithOrigin};
@@ -167,7 +167,7 @@ pub mod prelude {
         PhysicsSubstep, PhysicsSystems, PhysicsWarning, PinPlaced, PinnedTo, PositionHistory,
         Radius, RestTime, Rope, RopeEnd, RopeParts, ShiftWithOrigin, SleepSettings, SleepThreshold,
         Sleeping, SleepingDisabled, Spring, SpringFrequency, SubstepBodies, SubstepSystems,
-        Substeps, TransformSyncDisabled, TriangleMesh, WakeCause, physics_checksum,
+        Substeps, TiedTo, TransformSyncDisabled, TriangleMesh, WakeCause, physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

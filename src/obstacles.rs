@@ -37,6 +37,6 @@
 //! ```
 
 pub use crate::data::obstacles::{
-    HeightField, Obstacle, ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity,
+    HeightField, Obstacle, ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity, TiedTo,
     TriangleMesh,
 };

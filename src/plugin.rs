@@ -148,6 +148,7 @@ impl Plugin for EulerPhysicsPlugin {
                     gather::gather,
                     gather::gather_forces,
                     obstacles::lay_out_obstacles,
+                    obstacles::place_ties,
                 )
                     .chain(),
             )
@@ -243,6 +244,7 @@ fn register_types(app: &mut App) {
         .register_type::<crate::ObstacleVelocity>()
         .register_type::<crate::ObstacleReaction>()
         .register_type::<crate::ObstacleMass>()
+        .register_type::<crate::TiedTo>()
         .register_type::<crate::TriangleMesh>()
         .register_type::<crate::HeightField>()
         .register_type::<PhysicsSettings>()

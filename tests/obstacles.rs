@@ -1108,3 +1108,89 @@ fn an_invalid_obstacle_mass_is_reported_and_the_obstacle_stays() {
         vec![PhysicsIssue::Obstacle { problem }]
     );
 }
+
+/// A ball tied to a hook hangs at the hook's point, and the hook's
+/// `ObstacleReaction` is the ball's weight times the step, pulling down.
+#[test]
+fn a_tied_ball_hangs_at_its_point_and_pulls_with_its_weight() {
+    let mut app = app();
+    no_sleep(&mut app);
+    let hook = spawn(
+        &mut app,
+        (
+            Transform::from_xyz(0.5, 2.0, 0.0),
+            ObstacleReaction::default(),
+        ),
+    );
+    let m = 3.0;
+    let ball = spawn(
+        &mut app,
+        (
+            Body::new(m).with_position(Vec3::new(0.6, 1.9, 0.0)),
+            TiedTo::new(hook, Vec3::new(0.0, -0.1, 0.0)),
+        ),
+    );
+    step(&mut app, 120);
+    let p = body(&app, ball).position;
+    assert!((p - Vec3::new(0.5, 1.9, 0.0)).length() < 1e-3, "{p}");
+    let pull = app.world().get::<ObstacleReaction>(hook).unwrap();
+    let weight = Vec3::new(0.0, -m * G * H, 0.0);
+    assert!(
+        (pull.impulse - weight).length() < 0.01 * weight.length(),
+        "{pull:?}"
+    );
+    // Straight below the hook's position: no moment about it.
+    assert!(
+        pull.angular_impulse.length() < 1e-3 * weight.length(),
+        "{pull:?}"
+    );
+}
+
+/// No gravity: a 1 kg ball at 2 m/s tied to a 3 kg box (an obstacle with
+/// an `ObstacleMass`) at its centre: in one step they share the pull as
+/// two free bodies held together would, leaving at 0.5 m/s; the box got
+/// 1.5 N·s.
+#[test]
+fn a_tie_to_an_obstacle_with_a_mass_shares_the_pull() {
+    let mut app = app();
+    no_sleep(&mut app);
+    app.insert_resource(Gravity(Vec3::ZERO));
+    let block = app.world_mut().spawn_empty().id();
+    let center = Vec3::new(-1.0, 0.0, 0.0);
+    app.world_mut().entity_mut(block).insert((
+        Obstacle::from(Cuboid::new(0.5, 0.5, 0.5)),
+        Transform::from_translation(center),
+        ObstacleMass::new(block, 3.0, Mat3::from_diagonal(Vec3::splat(8.0)), center),
+        ObstacleReaction::default(),
+        CollisionGroups::NONE,
+    ));
+    let ball = spawn(
+        &mut app,
+        (
+            Body::new(1.0)
+                .with_position(center)
+                .with_velocity(Vec3::X * 2.0),
+            TiedTo::new(block, Vec3::ZERO),
+        ),
+    );
+    step(&mut app, 1);
+    let v = body(&app, ball).velocity;
+    let got = app.world().get::<ObstacleReaction>(block).unwrap();
+    assert!((v - Vec3::X * 0.5).length() < 1e-3, "{v}");
+    assert!((got.impulse - Vec3::X * 1.5).length() < 1.5e-3, "{got:?}");
+}
+
+/// A tie to an entity that is gone is reported once; the body falls
+/// freely.
+#[test]
+fn a_tie_to_a_missing_entity_is_reported_and_holds_nothing() {
+    let mut app = app();
+    no_sleep(&mut app);
+    let gone = app.world_mut().spawn_empty().id();
+    app.world_mut().despawn(gone);
+    let ball = spawn(&mut app, (Body::new(1.0), TiedTo::new(gone, Vec3::ZERO)));
+    step(&mut app, 10);
+    let v = body(&app, ball).velocity;
+    assert!((v.y + 10.0 * G * H).abs() < 1e-3, "{v}");
+    assert_eq!(warnings_for(&app, ball), vec![PhysicsIssue::BadTie]);
+}

@@ -167,6 +167,11 @@ pub enum PhysicsIssue {
         /// What is wrong.
         problem: ObstacleProblem,
     },
+    /// A [`TiedTo`](crate::TiedTo) cannot hold its body: its target is
+    /// gone or has no finite transform, its anchor is not finite, or the
+    /// body is fixed. The body is not held until it is fixed. Reported
+    /// once, on the body. A warning only.
+    BadTie,
     /// The energy of this body's island grew while nothing pushed it: the
     /// step is heating it (see [`Island::load`](crate::Island::load) for
     /// what the stability bound does not see). Said once, and again only
@@ -301,7 +306,14 @@ impl fmt::Display for PhysicsIssue {
                 "the implicit solve of its island met a non-finite value or an unsolvable system; its springs were left out of the pass"
             ),
             Self::SoftMesh { problem } => write!(f, "SoftMesh: {problem}"),
+            Self::Obstacle {
+                problem: ObstacleProblem::InvalidMass,
+            } => write!(f, "Obstacle: {}", ObstacleProblem::InvalidMass),
             Self::Obstacle { problem } => write!(f, "Obstacle: {problem}; left out until fixed"),
+            Self::BadTie => write!(
+                f,
+                "TiedTo: the target is gone or has no finite transform, the anchor is not finite, or the body is fixed; the body is not held"
+            ),
         }
     }
 }

@@ -726,6 +726,65 @@ impl ObstacleMass {
     }
 }
 
+/// Holds a body at a point of another entity (a ball joint): a rope's
+/// end tied to a crate, a chain hung from a moving platform. The point is
+/// `anchor` in the target's frame (its `Transform` and its parents', read
+/// at the step's start); it moves at the target's [`ObstacleVelocity`]
+/// if the target has one (else the body follows the point's moves through
+/// the position bias alone). Where a body's [`ObstacleMass`] names the
+/// target (`body: target`), the target gives way: each round shares the
+/// tie's pull between the body and the target by their inverse masses, as
+/// a contact does, and the target's [`ObstacleReaction`] (if it has one)
+/// adds what the tie pulled it with, so that a rope lifts a crate and the
+/// crate pulls the rope. Bodies on a target that moves or gives way are
+/// kept awake.
+///
+/// A target that is gone or has no finite transform, an anchor that is
+/// not finite, or a fixed body is reported once
+/// ([`PhysicsIssue::BadTie`](crate::PhysicsIssue::BadTie)) and the body
+/// is not held.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::prelude::*;
+///
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, TransformPlugin, EulerPhysicsPlugin));
+/// let world = app.world_mut();
+/// // A hook 2 m up, and a ball hanging from it by a tie.
+/// let hook = world.spawn(Transform::from_xyz(0.0, 2.0, 0.0)).id();
+/// let ball = world
+///     .spawn((Body::new(1.0).with_position(Vec3::new(0.0, 2.0, 0.0)), TiedTo::new(hook, Vec3::ZERO)))
+///     .id();
+/// for _ in 0..60 {
+///     app.world_mut().run_schedule(FixedUpdate);
+/// }
+/// let p = app.world().get::<Body>(ball).unwrap().position;
+/// assert!((p - Vec3::new(0.0, 2.0, 0.0)).length() < 1e-3, "{p}");
+/// ```
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq, Clone)]
+pub struct TiedTo {
+    /// The entity whose point holds the body.
+    pub target: Entity,
+    /// The point, in the target's frame.
+    pub anchor: Vec3,
+}
+
+impl TiedTo {
+    /// Holds the body at `anchor` (in `target`'s frame).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_euler_physics::prelude::*;
+    /// let tie = TiedTo::new(Entity::PLACEHOLDER, Vec3::Y);
+    /// assert_eq!(tie.anchor, Vec3::Y);
+    /// ```
+    pub const fn new(target: Entity, anchor: Vec3) -> Self {
+        Self { target, anchor }
+    }
+}
+
 /// What the plugin keeps of an [`Obstacle`] between fixed steps (added
 /// with it): where the last step left it, from which the next step sweeps
 /// it to where it is now, and the problem last reported about it.

@@ -452,26 +452,84 @@ pub struct Yield {
 impl Yield {
     /// The change of velocity at `arm` from the centre.
     #[inline]
-    fn at(&self, arm: Vec3A) -> Vec3A {
+    pub fn at(&self, arm: Vec3A) -> Vec3A {
         self.linear + self.angular.cross(arm)
     }
 }
 
-/// The obstacles that give way: their bodies, and how much each one's
-/// velocity changed in this step so far (indexed by
-/// [`PlacedObstacle::mover`]).
+/// What the world adds to a pass: the obstacles that give way (their
+/// bodies, and how much each one's velocity changed in this step so far,
+/// indexed by [`PlacedObstacle::mover`]), and the bodies' ties to points
+/// of the world.
 pub struct Movers<'a> {
     pub movers: &'a [Mover],
     pub yields: &'a mut [Yield],
+    pub ties: &'a mut [TieRow],
+}
+
+/// A body held at a point of the world (a tie) for one step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TieRow {
+    pub slot: u32,
+    /// The [`Mover`] of the point's body (`u32::MAX`: it does not give
+    /// way).
+    pub mover: u32,
+    /// Where the point is at the step's start and at the current pass's
+    /// start, and its velocity over the step.
+    pub anchor: Vec3A,
+    pub at: Vec3A,
+    pub velocity: Vec3A,
+    /// The point's offset from its mover's centre of mass.
+    pub arm: Vec3A,
+    /// The velocity the tie gave the body in the current pass.
+    pub given: Vec3A,
+}
+
+/// One round of a tie: the body's velocity relative to the point's
+/// (with what the point's mover gained so far) is set, axis by axis, to
+/// close a share `beta` of the gap within the pass, shared with the
+/// point's mover by their inverse masses.
+fn solve_tie(
+    tie: &mut TieRow,
+    bodies: &mut Bodies,
+    mover: Option<(&Mover, &mut Yield)>,
+    h: f32,
+    beta: f32,
+) {
+    let slot = tie.slot as usize;
+    let w = bodies.inv_mass[slot];
+    if !(bodies.valid[slot] && w > 0.0) {
+        return;
+    }
+    let gap = bodies.pos[slot] - tie.at;
+    let mut v = bodies.vel[slot];
+    let mut mover = mover;
+    for axis in [Vec3A::X, Vec3A::Y, Vec3A::Z] {
+        let (sped, give) = match &mover {
+            Some((m, taken)) => (taken.at(tie.arm), w / (w + m.meets(tie.arm, axis))),
+            None => (Vec3A::ZERO, 1.0),
+        };
+        let speed = axis.dot(v - tie.velocity - sped);
+        let change = give * (-beta * axis.dot(gap) / h - speed) * axis;
+        v += change;
+        tie.given += change;
+        if let Some((m, taken)) = &mut mover {
+            let impulse = -change / w;
+            taken.linear += m.inv_mass * impulse;
+            taken.angular += m.inv_inertia * tie.arm.cross(impulse);
+        }
+    }
+    bodies.vel[slot] = v;
 }
 
 #[cfg(test)]
 impl Movers<'static> {
-    /// No obstacle gives way.
+    /// No obstacle gives way, and no body is tied.
     pub fn none() -> Self {
         Self {
             movers: &[],
             yields: &mut [],
+            ties: &mut [],
         }
     }
 }
@@ -487,6 +545,15 @@ impl Movers<'_> {
         );
         taken.linear += mover.inv_mass * impulse;
         taken.angular += mover.inv_inertia * contact.arm.cross(impulse);
+    }
+
+    /// One round of every tie (`beta`: the position bias).
+    fn solve_ties(&mut self, bodies: &mut Bodies, h: f32, beta: f32) {
+        for tie in self.ties.iter_mut() {
+            let mover = self.movers.get(tie.mover as usize);
+            let taken = self.yields.get_mut(tie.mover as usize);
+            solve_tie(tie, bodies, mover.zip(taken), h, beta);
+        }
     }
 }
 
@@ -917,6 +984,9 @@ pub fn solve(
     let held = &mut *relaxed.held;
     held.clear();
     held.resize(rods.len() + angles.len(), 0.0);
+    for tie in movers.ties.iter_mut() {
+        tie.given = Vec3A::ZERO;
+    }
     let vel = &mut *bodies.vel;
     for contact in contacts.iter() {
         let given = contact.normal_impulse * contact.normal + contact.friction_impulse;
@@ -933,6 +1003,7 @@ pub fn solve(
         for (n, limit) in angles.iter().enumerate() {
             solve_angle(limit, &mut held[rods.len() + n], bodies, solve);
         }
+        movers.solve_ties(bodies, solve.h, solve.beta);
         solve_contacts(contacts, bodies, movers);
         solve_pairs(&mut pairs, Visit::Round, bodies.vel);
     }
@@ -1244,6 +1315,7 @@ fn relax(
     if rods.is_empty()
         && angles.is_empty()
         && contacts.is_empty()
+        && movers.ties.is_empty()
         && pairs.found.lanes.groups.is_empty()
     {
         return false;
@@ -1263,6 +1335,7 @@ fn relax(
     for (n, limit) in angles.iter().enumerate() {
         solve_angle(limit, &mut out.held[rods.len() + n], bodies, &unbiased);
     }
+    movers.solve_ties(bodies, solve.h, 0.0);
     for contact in contacts.iter_mut() {
         contact.target = contact.relaxed;
     }

@@ -19,11 +19,15 @@ use bevy::transform::helper::TransformHelper;
 use crate::data::body::Body;
 use crate::data::constraints::{CollisionGroups, ContactMaterial};
 use crate::data::issues::{ObstacleProblem, PhysicsIssue};
+use crate::data::obstacles::TiedTo;
 use crate::data::obstacles::{
     Obstacle, ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity,
 };
+use crate::data::requests::BodyIndex;
 use crate::data::requests::{SolverRequests, WakeCause, WakeTarget};
-use crate::kernels::constraints::{Contact, Material, Mover, ObstacleWarm, PlacedObstacle, Yield};
+use crate::kernels::constraints::{
+    Contact, Material, Mover, ObstacleWarm, PlacedObstacle, TieRow, Yield,
+};
 use crate::kernels::shapes::{Grid, Shape, Triangles, local_bounds, placed_bounds};
 use crate::solver::SolverState;
 use crate::solver::report::Reporter;
@@ -80,6 +84,15 @@ pub(crate) struct ObstacleSet {
     mover_bodies: Vec<Entity>,
     /// Per mover: how much its velocity changed in this step so far.
     pub yields: Vec<Yield>,
+    /// The step's ties, by slot, and each one's target with the target's
+    /// position (its reaction's moments are about it).
+    pub ties: Vec<TieRow>,
+    pub tie_targets: Vec<(Entity, Vec3A)>,
+    /// What the ties pulled their targets with over this step, by target
+    /// (sorted), with its moment about the target's position.
+    pushes: Vec<(Entity, Vec3A, Vec3A)>,
+    /// Tied bodies reported (`PhysicsIssue::BadTie`), until fixed.
+    tie_reported: bevy::ecs::entity::EntityHashSet,
     /// Per row: what the bodies' contacts pushed it with over this step,
     /// the impulse and its moment about the row's end (see
     /// [`ObstacleReaction`]).
@@ -105,6 +118,24 @@ impl ObstacleSet {
             });
             if let Ok(row) = self.rows.binary_search_by_key(&entity, |row| row.entity) {
                 self.rows[row].mover = index as u32;
+            }
+        }
+    }
+
+    /// Adds what the ties `run` (of [`Self::ties`]) pulled their targets
+    /// with in this pass.
+    pub fn pull(&mut self, run: core::ops::Range<usize>, inv_mass: &[f32]) {
+        let ties = self.ties[run.clone()].iter().zip(&self.tie_targets[run]);
+        for (tie, &(target, origin)) in ties {
+            let w = inv_mass[tie.slot as usize];
+            if w <= 0.0 || tie.given == Vec3A::ZERO {
+                continue;
+            }
+            let impulse = -tie.given / w;
+            if let Ok(k) = self.pushes.binary_search_by_key(&target, |p| p.0) {
+                let (_, linear, angular) = &mut self.pushes[k];
+                *linear += impulse;
+                *angular += (tie.anchor - origin).cross(impulse);
             }
         }
     }
@@ -522,11 +553,90 @@ pub(crate) fn write_obstacle_reactions(
             .binary_search_by_key(&entity, |row| row.entity)
             .ok()
             .and_then(|row| set.reactions.get(row));
-        let (impulse, angular_impulse) =
-            found.map_or((Vec3::ZERO, Vec3::ZERO), |&(l, a)| (l.into(), a.into()));
+        let (mut linear, mut angular) = found.copied().unwrap_or((Vec3A::ZERO, Vec3A::ZERO));
+        if let Ok(k) = set.pushes.binary_search_by_key(&entity, |p| p.0) {
+            linear += set.pushes[k].1;
+            angular += set.pushes[k].2;
+        }
+        let (impulse, angular_impulse) = (linear.into(), angular.into());
         reaction.set_if_neq(ObstacleReaction {
             impulse,
             angular_impulse,
         });
     }
+}
+
+/// What [`place_ties`] reads of a tied body.
+type TieItem = (Entity, &'static TiedTo, &'static BodyIndex, &'static Body);
+
+/// Start of the fixed step, after the obstacles' layout: lays out the
+/// ties of the stepped bodies ([`TiedTo`]), by slot: where each one's point
+/// is and how it moves, and its target's mover. Reports a tie that cannot
+/// hold (once), and asks to wake a sleeping tied body whose target moves
+/// or gives way (it wakes at the next step).
+pub(crate) fn place_ties(
+    mut solver: ResMut<SolverState>,
+    mut requests: ResMut<SolverRequests>,
+    ties: Query<TieItem>,
+    velocities: Query<&ObstacleVelocity>,
+    helper: TransformHelper,
+    mut reporter: Reporter,
+) {
+    let set = &mut solver.obstacles;
+    set.ties.clear();
+    set.tie_targets.clear();
+    set.pushes.clear();
+    if ties.is_empty() {
+        set.tie_reported.clear();
+        return;
+    }
+    let mut found = Vec::new();
+    for (entity, tie, index, body) in &ties {
+        let placed = helper
+            .compute_global_transform(tie.target)
+            .ok()
+            .filter(|at| at.affine().is_finite() && tie.anchor.is_finite() && body.inv_mass > 0.0);
+        let Some(at) = placed else {
+            if set.tie_reported.insert(entity) {
+                reporter.warn(entity, PhysicsIssue::BadTie);
+            }
+            continue;
+        };
+        set.tie_reported.remove(&entity);
+        let mover = set.mover_bodies.iter().position(|&b| b == tie.target);
+        let (origin, point) = (at.translation(), at.transform_point(tie.anchor));
+        let velocity = velocities
+            .get(tie.target)
+            .map_or(Vec3::ZERO, |v| v.linear + v.angular.cross(point - origin));
+        if index.slot == u32::MAX {
+            if mover.is_some() || velocity != Vec3::ZERO {
+                requests.wake(
+                    WakeTarget::Body(entity),
+                    WakeCause::ObstacleMoved(tie.target),
+                );
+            }
+            continue;
+        }
+        let arm = mover.map_or(Vec3A::ZERO, |m| Vec3A::from(point) - set.movers[m].center);
+        let row = TieRow {
+            slot: index.slot,
+            mover: mover.map_or(u32::MAX, |m| m as u32),
+            anchor: point.into(),
+            at: point.into(),
+            velocity: velocity.into(),
+            arm,
+            given: Vec3A::ZERO,
+        };
+        found.push((row, (tie.target, Vec3A::from(origin))));
+    }
+    set.tie_reported.retain(|&entity| ties.contains(entity));
+    found.sort_unstable_by_key(|(row, _)| row.slot);
+    set.ties.extend(found.iter().map(|(row, _)| *row));
+    set.tie_targets
+        .extend(found.iter().map(|(_, target)| *target));
+    let targets = found.iter().map(|(_, (target, _))| *target);
+    set.pushes
+        .extend(targets.map(|t| (t, Vec3A::ZERO, Vec3A::ZERO)));
+    set.pushes.sort_unstable_by_key(|p| p.0);
+    set.pushes.dedup_by_key(|p| p.0);
 }

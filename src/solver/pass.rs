@@ -126,7 +126,16 @@ impl Pass {
         !(group.rods.is_empty()
             && group.angles.is_empty()
             && group.rounds.is_empty()
-            && group.pairs.is_empty())
+            && group.pairs.is_empty()
+            && self.ties(solver).is_empty())
+    }
+
+    /// The group's ties: a run of `ObstacleSet::ties` (sorted by slot).
+    fn ties(&self, solver: &SolverState) -> Range<usize> {
+        let (ties, slots) = (&solver.obstacles.ties, &solver.groups[self.group].slots);
+        let start = ties.partition_point(|tie| (tie.slot as usize) < slots.start);
+        let end = ties.partition_point(|tie| (tie.slot as usize) < slots.end);
+        start..end
     }
 
     /// Runs `stage`. With `fuse`, the kick also drifts each body (one loop
@@ -447,6 +456,19 @@ impl Pass {
         if !self.constrained(solver) {
             return;
         }
+        // The group's ties, their points where this pass starts.
+        // (A point whose body gives way moves on with what it gained so
+        // far.)
+        let tied = self.ties(solver);
+        let since = self.index as f32 * self.h;
+        let set = &mut solver.obstacles;
+        for tie in &mut set.ties[tied.clone()] {
+            let gained = set
+                .yields
+                .get(tie.mover as usize)
+                .map_or(Vec3A::ZERO, |y| y.at(tie.arm));
+            tie.at = tie.anchor + since * (tie.velocity + gained);
+        }
         let group = &solver.groups[self.group];
         let settings = &self.constraints;
         let rounds = Rounds {
@@ -536,6 +558,7 @@ impl Pass {
         let mut movers = Movers {
             movers: &set.movers,
             yields: &mut set.yields,
+            ties: &mut set.ties[tied.clone()],
         };
         let relaxing = solve(
             Joints { rods, angles },
@@ -551,6 +574,7 @@ impl Pass {
         );
         keep_obstacle_warm(contacts, obstacle_warm);
         solver.obstacles.react(contacts, &solver.inv_mass);
+        solver.obstacles.pull(tied, &solver.inv_mass);
         // What the position bias asked for moves the body, not its speed:
         // each body whose velocity the relaxing round changed (a large
         // group's in even runs of slots at once).

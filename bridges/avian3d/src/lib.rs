@@ -30,6 +30,9 @@
 //!   (a light ball struck by a heavy one leaves faster than a heavy one);
 //!   what it gained there ([`ObstacleReaction`]) is applied to the rigid
 //!   body as an impulse before avian's step, which wakes it.
+//! - **Ties.** A body with a [`TiedTo`] naming a rigid body is held at
+//!   that point of it (a rope's end tied to a crate): the rope lifts the
+//!   crate and the crate pulls the rope, through the same sharing.
 //!
 //! # The coupling, step by step
 //!
@@ -39,24 +42,30 @@
 //!
 //! 1. before this plugin's step, each part of a dynamic rigid body gets
 //!    the body's mass, world inverse inertia and centre of mass as avian's
-//!    step `n − 1` left them;
+//!    step `n − 1` left them, and each part of a moving one (and the body
+//!    itself, for ties) the velocity its frame will move at in avian's
+//!    step `n` ([`ObstacleVelocity`]: avian's velocities, plus what
+//!    gravity adds to a dynamic body's motion over avian's substeps);
 //! 2. the bodies step against the colliders where avian's step `n − 1`
-//!    left them (each collider swept from where it was at step `n − 1`,
-//!    its surface moving at the velocity of that sweep); a dynamic rigid
-//!    body's velocity changes through its contacts, one after another, as
-//!    the step's rounds go, but its pose does not;
-//! 3. before avian's step `n`, each rigid body gets what its parts gained
-//!    as an impulse (at each part's position, with its moment); avian's
-//!    step `n` moves it from there, with its own contacts and gravity.
+//!    left them, their surfaces moving at that velocity; a dynamic rigid
+//!    body's velocity changes through its contacts and ties, one after
+//!    another, as the step's rounds go, but its pose does not;
+//! 3. before avian's step `n`, each rigid body gets what its parts and
+//!    ties gained as an impulse (at each part's position, or its own, with
+//!    the moment); avian's step `n` moves it from there, with its own
+//!    contacts and gravity.
 //!
 //! The momentum the bodies and a rigid body exchange is conserved exactly
 //! (one gets the opposite of the other's impulse). The rigid body moves by
 //! what it gained one step later: its pose is one step behind the bodies
-//! within a step. avian's `LockedAxes` are not seen within this plugin's
-//! step (a body locked from turning turns there; avian then drops the
-//! turn).
+//! within a step. At rest the two engines agree to within the lag: a box
+//! hanging from a rope of springs hangs 2.4 % of the rope's stretch lower
+//! than the springs' closed form (`tests/bridge.rs`). avian's
+//! `LockedAxes` are not seen within this plugin's step (a body locked
+//! from turning turns there; avian then drops the turn).
 //!
 //! [`Obstacle`]: bevy_euler_physics::Obstacle
+//! [`TiedTo`]: bevy_euler_physics::TiedTo
 //! [`TriangleMesh`]: bevy_euler_physics::TriangleMesh
 //!
 //! # Example
@@ -94,15 +103,15 @@
 //! ```
 
 use avian3d::prelude::{
-    Collider, ColliderOf, CollisionLayers, ComputedAngularInertia, ComputedCenterOfMass,
-    ComputedMass, Forces, Friction, Position, Restitution, RigidBody, Rotation, Sensor,
-    WriteRigidBodyForces,
+    AngularVelocity, Collider, ColliderOf, CollisionLayers, ComputedAngularInertia,
+    ComputedCenterOfMass, ComputedMass, Forces, Friction, Gravity, GravityScale, LinearVelocity,
+    Position, Restitution, RigidBody, Rotation, Sensor, SubstepCount, WriteRigidBodyForces,
 };
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 use bevy::transform::helper::TransformHelper;
 use bevy_euler_physics::prelude::{
-    Body, CollisionGroups, ContactMaterial, ObstacleMass, ObstacleReaction,
+    Body, CollisionGroups, ContactMaterial, ObstacleMass, ObstacleReaction, ObstacleVelocity,
 };
 
 mod shapes;
@@ -132,6 +141,7 @@ impl Plugin for AvianBridgePlugin {
                     report_bodies_with_colliders,
                     mirror_colliders,
                     weigh_rigid_bodies,
+                    move_rigid_bodies,
                 )
                     .chain()
                     .in_set(bevy_euler_physics::PhysicsSystems::Prepare),
@@ -304,6 +314,85 @@ fn weigh_rigid_bodies(
     }
 }
 
+/// What [`move_rigid_bodies`] reads of a rigid body.
+type MovingItem = (
+    Entity,
+    &'static RigidBody,
+    &'static LinearVelocity,
+    &'static AngularVelocity,
+    &'static Position,
+    &'static Rotation,
+    &'static ComputedCenterOfMass,
+    Option<&'static GravityScale>,
+    Has<ObstacleReaction>,
+);
+
+/// Before this plugin's step: how each moving rigid body's frame moves
+/// over the coming step, as an [`ObstacleVelocity`] on the rigid body (for
+/// the bodies tied to it, [`TiedTo`](bevy_euler_physics::TiedTo)) and on
+/// each of its parts (instead of their sweep between steps): avian's
+/// velocities, a dynamic body's with what the step's gravity will add to
+/// its motion over the step (avian's substeps move it by
+/// `(n + 1) / 2n · g·h²` over a step of `n` substeps), so that what holds
+/// it up within this plugin's step meets it where it goes. A dynamic body also gets an
+/// [`ObstacleReaction`] to hold what its ties pull it with.
+fn move_rigid_bodies(
+    mut commands: Commands,
+    bodies: Query<MovingItem>,
+    parts: Query<(Entity, &ColliderPart)>,
+    colliders: Query<&ColliderOf>,
+    (gravity, substeps): (Option<Res<Gravity>>, Option<Res<SubstepCount>>),
+    time: Res<Time<Fixed>>,
+    helper: TransformHelper,
+) {
+    let n = substeps.map_or(1, |n| n.0.max(1)) as f32;
+    let fall = gravity.map_or(Vec3::ZERO, |g| g.0)
+        * time.timestep().as_secs_f32()
+        * ((n + 1.0) / (2.0 * n));
+    let moving = |body: Entity| {
+        let (_, kind, linear, angular, position, rotation, center, scale, _) =
+            bodies.get(body).ok()?;
+        if kind.is_static() {
+            return None;
+        }
+        let falls = if kind.is_dynamic() {
+            fall * scale.map_or(1.0, |s| s.0)
+        } else {
+            Vec3::ZERO
+        };
+        // avian's velocity is its centre of mass's.
+        let center = position.0 + rotation.0 * center.0;
+        Some((linear.0 + falls, angular.0, center))
+    };
+    let velocity_at =
+        |(linear, angular, center): (Vec3, Vec3, Vec3), origin: Vec3| ObstacleVelocity {
+            linear: linear + angular.cross(origin - center),
+            angular,
+        };
+    for (entity, kind, .., position, _, _, _, reacts) in &bodies {
+        if let Some(moves) = moving(entity) {
+            commands
+                .entity(entity)
+                .insert(velocity_at(moves, position.0));
+        }
+        if kind.is_dynamic() && !reacts {
+            commands.entity(entity).insert(ObstacleReaction::default());
+        }
+    }
+    for (part, of) in &parts {
+        let Some(body) = colliders.get(of.collider).ok().map(|c| c.body) else {
+            continue;
+        };
+        let (Some(moves), Ok(at)) = (moving(body), helper.compute_global_transform(part)) else {
+            commands.entity(part).try_remove::<ObstacleVelocity>();
+            continue;
+        };
+        commands
+            .entity(part)
+            .insert(velocity_at(moves, at.translation()));
+    }
+}
+
 /// Entities that are both a [`Body`] and an avian collider or rigid body.
 type BodyAndAvian = (With<Body>, Or<(With<Collider>, With<RigidBody>)>);
 
@@ -328,21 +417,26 @@ fn report_bodies_with_colliders(
 
 /// Before avian's step: each part's reaction, applied to its collider's
 /// dynamic rigid body as an impulse at the part's position plus its
-/// moment (waking the body).
+/// moment, and what the ties pulled a dynamic rigid body with (its own
+/// [`ObstacleReaction`]), at its position (waking the body).
 fn push_rigid_bodies(
-    parts: Query<(Entity, &ColliderPart, &ObstacleReaction)>,
+    reactions: Query<(Entity, Option<&ColliderPart>, &ObstacleReaction)>,
     colliders: Query<&ColliderOf>,
     mut bodies: Query<(&RigidBody, Forces)>,
     helper: TransformHelper,
 ) {
-    for (entity, part, reaction) in &parts {
+    for (entity, part, reaction) in &reactions {
         if reaction.impulse == Vec3::ZERO && reaction.angular_impulse == Vec3::ZERO {
             continue;
         }
-        let Ok(of) = colliders.get(part.collider) else {
-            continue;
+        let body = match part {
+            Some(part) => match colliders.get(part.collider) {
+                Ok(of) => of.body,
+                Err(_) => continue,
+            },
+            None => entity,
         };
-        let Ok((RigidBody::Dynamic, mut forces)) = bodies.get_mut(of.body) else {
+        let Ok((RigidBody::Dynamic, mut forces)) = bodies.get_mut(body) else {
             continue;
         };
         let Ok(at) = helper.compute_global_transform(entity) else {

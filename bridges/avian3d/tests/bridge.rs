@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use avian3d::prelude::{
-    AngularVelocity, Collider, CollisionLayers, Gravity as AvianGravity, LinearVelocity, Mass,
-    PhysicsPlugins, RigidBody,
+    AngularDamping, AngularVelocity, Collider, CollisionLayers, ComputedMass,
+    Gravity as AvianGravity, LinearDamping, LinearVelocity, Mass, PhysicsPlugins, Position,
+    RigidBody,
 };
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
@@ -270,6 +271,210 @@ fn hit(ours: f32, theirs: f32) -> (Vec3, Vec3, Vec3) {
         (body(&app, ours).velocity, v, w)
     };
     run()
+}
+
+/// A rope of ten springs hangs from a fixed body, its last body tied to
+/// the top of a 2 kg avian box: at rest, the box hangs at the rope's
+/// length plus its stretch, each spring stretched by the weight below it
+/// (the box's and the rope's bodies'), within 2 % of that hanging length.
+/// The rope holds the box up, and the box pulls the rope down.
+#[test]
+fn a_rope_holds_a_box_at_its_length_plus_its_stretch() {
+    let mut app = app();
+    let (n, rest, k, m, big) = (10, 0.1, 400.0, 0.2, 2.0);
+    let top = Vec3::new(0.0, 3.0, 0.0);
+    let world = app.world_mut();
+    let mut above = world.spawn(Body::fixed(top)).id();
+    let mut bodies = Vec::new();
+    for i in 1..=n {
+        let at = top - Vec3::Y * rest * i as f32;
+        let body = world
+            .spawn((Body::new(m).with_position(at), Damping(2.0)))
+            .id();
+        world.spawn(Spring::new(above, body, rest, k));
+        bodies.push(body);
+        above = body;
+    }
+    let hook = top - Vec3::Y * rest * n as f32;
+    let crate_ = world
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(0.5, 0.5, 0.5),
+            Mass(big),
+            LinearDamping(2.0),
+            AngularDamping(2.0),
+            Transform::from_translation(hook - Vec3::Y * 0.25),
+        ))
+        .id();
+    world
+        .entity_mut(above)
+        .insert(TiedTo::new(crate_, Vec3::Y * 0.25));
+    step(&mut app, 900);
+    let y = |app: &App| app.world().get::<Position>(crate_).unwrap().0.y;
+    let before = y(&app);
+    step(&mut app, 60);
+    assert!(
+        (y(&app) - before).abs() < 1e-4,
+        "at rest: {before}, then {}",
+        y(&app)
+    );
+    let g = 9.81;
+    // (avian adds its collider's mass to `Mass`.)
+    let big = app.world().get::<ComputedMass>(crate_).unwrap().value();
+    assert!(big >= 2.0, "{big}");
+    // Spring i (from the top) carries the box and the n − i + 1 bodies
+    // below it.
+    let stretch: f32 = (1..=n)
+        .map(|i| g * (big + m * (n - i + 1) as f32) / k)
+        .sum();
+    let expected = top.y - rest * n as f32 - stretch - 0.25;
+    let y = y(&app);
+    let hanging = rest * n as f32 + stretch;
+    assert!(
+        (y - expected).abs() < 0.02 * hanging,
+        "the box hangs at {y}, expected {expected} (stretch {stretch})"
+    );
+    // What the rope's stretch says it carries, against the box's weight
+    // and its own: within 5 % of the stretch.
+    assert!(
+        (y - expected).abs() < 0.05 * stretch,
+        "{y} against {expected}"
+    );
+    // The rope's end is at the box's top.
+    let end = body(&app, above).position;
+    assert!(
+        (end.y - (y + 0.25)).abs() < 0.01 * hanging,
+        "{end} above {y}"
+    );
+}
+
+/// A net of 11 × 11 round bodies joined by springs, its border fixed,
+/// catches an avian crate dropped from half a metre: the crate sinks into
+/// it, is held there at rest, and no body of the net goes through it.
+#[test]
+fn a_net_holds_a_dropped_crate() {
+    let mut app = app();
+    let (n, spacing, r) = (11, 0.1, 0.04);
+    let world = app.world_mut();
+    let mut grid = Vec::new();
+    for i in 0..n {
+        for j in 0..n {
+            let at = Vec3::new(i as f32 - 5.0, 0.0, j as f32 - 5.0) * spacing;
+            let border = i == 0 || j == 0 || i == n - 1 || j == n - 1;
+            let body = if border {
+                Body::fixed(at)
+            } else {
+                Body::new(0.1).with_position(at)
+            };
+            grid.push(world.spawn((body, Radius(r), Damping(2.0))).id());
+        }
+    }
+    for i in 0..n {
+        for j in 0..n {
+            let here = grid[i * n + j];
+            if i + 1 < n {
+                world.spawn(Spring::new(here, grid[(i + 1) * n + j], spacing, 100.0));
+            }
+            if j + 1 < n {
+                world.spawn(Spring::new(here, grid[i * n + j + 1], spacing, 100.0));
+            }
+        }
+    }
+    let crate_ = world
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(0.4, 0.4, 0.4),
+            Mass(1.0),
+            Transform::from_xyz(0.0, 0.7, 0.0),
+        ))
+        .id();
+    let y = |app: &App| app.world().get::<Position>(crate_).unwrap().0.y;
+    let mut lowest = f32::MAX;
+    for _ in 0..600 {
+        step(&mut app, 1);
+        lowest = lowest.min(y(&app));
+    }
+    let before = y(&app);
+    step(&mut app, 60);
+    assert!(
+        (y(&app) - before).abs() < 1e-3,
+        "at rest: {before}, then {}",
+        y(&app)
+    );
+    // Held in the net: its bottom (0.2 below its centre) above the fixed
+    // border's plane less a sag, and above every body of the net.
+    assert!(lowest > -0.6, "it fell to {lowest}");
+    let bottom = before - 0.2;
+    for &body in &grid {
+        let p = app.world().get::<Body>(body).unwrap().position;
+        if p.x.abs() < 0.15 && p.z.abs() < 0.15 {
+            assert!(
+                p.y < bottom - 0.5 * r,
+                "a net body at {p}, the crate's bottom at {bottom}"
+            );
+        }
+    }
+    assert!(before < 0.2 - 0.1, "it sank into the net: {before}");
+}
+
+/// The order within a fixed step: this plugin's step `n` meets a collider
+/// where avian's step `n − 1` left it (a kinematic box moving at 1 m/s),
+/// and avian's step `n` starts from the impulse this plugin's step `n`
+/// gave its rigid body (a dynamic ball hit in step `n` leaves at once).
+#[test]
+fn the_step_order_is_this_plugins_then_avians() {
+    let mut app = app();
+    app.insert_resource(Gravity(Vec3::ZERO))
+        .insert_resource(AvianGravity(Vec3::ZERO));
+    let mover = app
+        .world_mut()
+        .spawn((
+            RigidBody::Kinematic,
+            Collider::cuboid(0.5, 0.5, 0.5),
+            LinearVelocity(Vec3::X),
+            Transform::from_xyz(0.0, 5.0, 0.0),
+        ))
+        .id();
+    let position = |app: &App, e: Entity| app.world().get::<Position>(e).unwrap().0;
+    step(&mut app, 2);
+    for _ in 0..5 {
+        let before = position(&app, mover);
+        step(&mut app, 1);
+        let mut parts = app.world_mut().query::<(&ColliderPart, &ObstacleState)>();
+        let (_, state) = parts.single(app.world()).unwrap();
+        // Where this step placed it: where avian's last step had left it.
+        assert_eq!(state.previous().unwrap().0, before);
+        assert!(position(&app, mover).x > before.x);
+    }
+    // A ball hit in this step moves off in avian's step of the same frame.
+    let ball = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::sphere(0.2),
+            Mass(1.0),
+            Transform::from_xyz(1.0, 0.0, 0.0),
+        ))
+        .id();
+    step(&mut app, 2);
+    app.world_mut().spawn((
+        Body::new(1.0)
+            .with_position(Vec3::new(1.0 - 0.2 - R, 0.0, 0.0))
+            .with_velocity(Vec3::X * 2.0),
+        Radius(R),
+    ));
+    step(&mut app, 1);
+    let mut parts = app
+        .world_mut()
+        .query::<(&ColliderPart, &ObstacleReaction)>();
+    let got: Vec3 = parts
+        .iter(app.world())
+        .filter(|(part, _)| part.collider == ball)
+        .map(|(_, reaction)| reaction.impulse)
+        .sum();
+    let v = app.world().get::<LinearVelocity>(ball).unwrap().0;
+    assert!(got.x > 0.5, "{got}");
+    assert!((v - got / 1.0).length() < 1e-4, "{v} after {got}");
 }
 
 /// An entity that is both a Body and an avian collider gets no part (and
