@@ -44,6 +44,15 @@ pub enum RopeEnd {
     /// A fixed body pinned to this entity at this offset in its frame (a
     /// [`PinnedTo`]): a hand, a bone, a pole.
     Pinned(Entity, Vec3),
+    /// A free body tied to this entity at this offset in its frame (a
+    /// [`TiedTo`](crate::TiedTo)): a crate the rope lifts and that pulls
+    /// the rope back, where the entity gives way (an
+    /// [`ObstacleMass`](crate::ObstacleMass) names it, as the avian bridge
+    /// does for avian's rigid bodies). Unless [`Rope::implicit`] says
+    /// otherwise, such a rope's springs are explicit, with
+    /// [`AutoSubsteps`](crate::AutoSubsteps) where they are stiff: an
+    /// implicit solve would not see the target's mass.
+    Tied(Entity, Vec3),
 }
 
 /// A rope between two ends: spawned with it, the rope's bodies and springs
@@ -333,7 +342,7 @@ fn end_at(world: &mut World, end: RopeEnd) -> Option<Vec3> {
     let at = match end {
         RopeEnd::Free(p) | RopeEnd::Fixed(p) => p,
         RopeEnd::Body(e) => world.get::<Body>(e)?.position,
-        RopeEnd::Pinned(e, offset) => {
+        RopeEnd::Pinned(e, offset) | RopeEnd::Tied(e, offset) => {
             let mut transforms = SystemState::<TransformHelper>::new(world);
             let transforms = transforms.get(world).ok()?;
             let global = transforms.compute_global_transform(e).ok()?;
@@ -432,9 +441,14 @@ fn spawn_parts(world: &mut World, id: Entity, rope: Rope) -> RopeParts {
     let h = world
         .get_resource::<Time<Fixed>>()
         .map_or(1.0 / 64.0, |t| t.timestep().as_secs_f32());
-    let implicit = rope
-        .implicit
-        .unwrap_or(4.0 * n as f32 * rope.stretch_hertz * h > 0.9);
+    // A rope tied to an entity that may give way is explicit: an implicit
+    // solve would not see the target's mass, which the tie shares after
+    // it (the rope would stretch far more than its springs say). Stiff,
+    // it takes the substeps it needs.
+    let tied = matches!(rope.from, RopeEnd::Tied(..)) || matches!(rope.to, RopeEnd::Tied(..));
+    let stiff = 4.0 * n as f32 * rope.stretch_hertz * h > 0.9;
+    let implicit = rope.implicit.unwrap_or(stiff && !tied);
+    let substeps = rope.implicit.is_none() && stiff && tied;
     // Laid along the straight line, sagging below it (a parabola of the
     // rope's length) when the rope is longer.
     let sag = (3.0 * straight * (length - straight).max(0.0) / 8.0).sqrt();
@@ -454,12 +468,18 @@ fn spawn_parts(world: &mut World, id: Entity, rope: Rope) -> RopeParts {
                 continue;
             }
             Some(RopeEnd::Fixed(_) | RopeEnd::Pinned(..)) => Body::fixed(at),
-            Some(RopeEnd::Free(_)) => Body::new(0.5 * mass).with_position(at),
+            Some(RopeEnd::Free(_) | RopeEnd::Tied(..)) => Body::new(0.5 * mass).with_position(at),
             None => Body::new(mass).with_position(at),
         };
         let mut e = world.spawn((body, PartOfRope(id)));
-        if let Some(RopeEnd::Pinned(target, offset)) = end {
-            e.insert(PinnedTo::new(target).with_offset(offset));
+        match end {
+            Some(RopeEnd::Pinned(target, offset)) => {
+                e.insert(PinnedTo::new(target).with_offset(offset));
+            }
+            Some(RopeEnd::Tied(target, offset)) => {
+                e.insert(crate::TiedTo::new(target, offset));
+            }
+            _ => {}
         }
         if let Some(r) = rope.radius {
             e.insert(Radius(r));
@@ -469,6 +489,9 @@ fn spawn_parts(world: &mut World, id: Entity, rope: Rope) -> RopeParts {
         }
         if implicit {
             e.insert(ImplicitSprings);
+        }
+        if substeps {
+            e.insert(crate::AutoSubsteps);
         }
         let body = e.id();
         bodies.push(body);

@@ -778,6 +778,57 @@ fn the_level_holds_its_balls() {
     assert!(green > 20000, "the hill: {green} pixels");
 }
 
+/// The crane example after 5 s (300 frames of 1/60 s), avian's rigid
+/// bodies and this crate's through the avian bridge: the crate hangs on
+/// its rope about the rope's length below the swinging arm (the rope holds
+/// it up), the boxes dropped on the net are held by it above the floor,
+/// the balls rolled down avian's ramp and pushed a box along; every body
+/// finite; the picture shows the red balls and the wooden boxes.
+#[test]
+fn the_crane_lifts_its_crate_and_the_net_holds_its_boxes() {
+    let sources = [
+        "examples/crane.rs",
+        "bridges/avian3d/src/lib.rs",
+        "bridges/avian3d/src/shapes.rs",
+    ];
+    let Some(image) = capture("crane", &sources, 300) else {
+        return;
+    };
+    assert_not_blank("crane", &image);
+    let log = std::fs::read_to_string(folder().join("crane.log")).unwrap();
+    let report = Report::last(&log, "CRANE");
+    let line = &report.line;
+    assert_eq!(report.number("finite"), 1.0, "{line}");
+    // The rope (2 m, from 0.1 m below the arm's centre to the crate's top,
+    // 0.3 m above its centre), a little stretched and swinging.
+    let hang = report.number("hang");
+    assert!(
+        (2.3..2.8).contains(&hang),
+        "the crate hangs {hang} m below: {line}"
+    );
+    assert!(
+        report.number("lowest") > report.number("net") - 0.6,
+        "the net holds its boxes: {line}"
+    );
+    assert!(report.number("moved") > 0.05, "a ball pushed a box: {line}");
+    // Outside the physics panel (top left) and the readout (top right).
+    let scene = |x: u32, y: u32| !((x < 380 && y < 600) || (x > 1000 && y < 70));
+    let (mut red, mut wood) = (0, 0);
+    for (x, y, p) in image.enumerate_pixels() {
+        let [r, g, b] = p.0.map(f32::from);
+        if !scene(x, y) {
+            continue;
+        }
+        if r > 120.0 && g < 0.5 * r && b < 0.5 * r {
+            red += 1;
+        } else if r > 120.0 && g > 0.55 * r && g < 0.85 * r && b < 0.6 * g {
+            wood += 1;
+        }
+    }
+    assert!(red > 500, "the balls: {red} pixels");
+    assert!(wood > 2000, "the boxes: {wood} pixels");
+}
+
 /// The cape example after 5 s (300 frames of 1/60 s): the character, its
 /// parts obstacles of Bevy's primitives, has walked its clip round the
 /// circle at the clip's pace (a lap of 8 s of radius 1.6 m: 45° and

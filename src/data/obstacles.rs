@@ -736,8 +736,15 @@ impl ObstacleMass {
 /// tie's pull between the body and the target by their inverse masses, as
 /// a contact does, and the target's [`ObstacleReaction`] (if it has one)
 /// adds what the tie pulled it with, so that a rope lifts a crate and the
-/// crate pulls the rope. Bodies on a target that moves or gives way are
-/// kept awake.
+/// crate pulls the rope. A sleeping body on a target that moves or gives
+/// way is woken (at the next step). An island of
+/// [`ImplicitSprings`](crate::ImplicitSprings) feels a target that gives
+/// way only through the tie, after its implicit solve, which does not
+/// see the target's mass: a rope of implicit springs tied to a heavy
+/// rigid body stretches far more than its springs say (tie explicit
+/// springs, with [`AutoSubsteps`](crate::AutoSubsteps) where they are
+/// stiff, as a [`Rope`](crate::Rope) with a
+/// [`RopeEnd::Tied`](crate::RopeEnd::Tied) end does by default).
 ///
 /// A target that is gone or has no finite transform, an anchor that is
 /// not finite, or a fixed body is reported once
