@@ -140,7 +140,18 @@ fn setup(
         RopeMesh::tube(0.03),
         MeshMaterial3d(materials.add(Color::srgb(0.85, 0.75, 0.45))),
     ));
-    net(&mut commands, &mut meshes, &mut materials);
+    // A net of 13 × 13 knots 0.15 m apart, its border fixed.
+    let net = support::Net {
+        corner: NET - Vec3::new(6.0, 0.0, 6.0) * 0.15,
+        n: 13,
+        spacing: 0.15,
+        mass: 0.05,
+        radius: 0.05,
+        drag: 1.0,
+        stiffness: 60.0,
+        border: true,
+    };
+    net.spawn(&mut commands, &mut meshes, &mut materials);
     // A row of light boxes at the ramp's foot.
     for i in 0..4 {
         let at = Vec3::new(5.9 - 0.32 * i as f32, 0.15, 0.8);
@@ -157,47 +168,6 @@ fn setup(
     drop_things(&mut commands, &looks);
     commands.insert_resource(looks);
     commands.spawn(support::readout(Color::BLACK));
-}
-
-/// A net of 13 × 13 knots 0.15 m apart, its border fixed, joined by
-/// springs.
-fn net(
-    commands: &mut Commands,
-    meshes: &mut Assets<Mesh>,
-    materials: &mut Assets<StandardMaterial>,
-) {
-    const N: usize = 13;
-    let knot = meshes.add(Sphere::new(0.05));
-    let white = materials.add(Color::srgb(0.95, 0.95, 0.95));
-    let mut knots = Vec::new();
-    for i in 0..N {
-        for j in 0..N {
-            let at = NET + Vec3::new(i as f32 - 6.0, 0.0, j as f32 - 6.0) * 0.15;
-            let border = i == 0 || j == 0 || i == N - 1 || j == N - 1;
-            let body = if border {
-                Body::fixed(at)
-            } else {
-                Body::new(0.05).with_position(at)
-            };
-            let parts = (Mesh3d(knot.clone()), MeshMaterial3d(white.clone()));
-            knots.push(
-                commands
-                    .spawn((body, Radius(0.05), Damping(1.0), parts))
-                    .id(),
-            );
-        }
-    }
-    for i in 0..N {
-        for j in 0..N {
-            let k = i * N + j;
-            for other in [(i + 1 < N).then(|| k + N), (j + 1 < N).then(|| k + 1)]
-                .into_iter()
-                .flatten()
-            {
-                commands.spawn(Spring::new(knots[k], knots[other], 0.15, 60.0).with_damping(0.2));
-            }
-        }
-    }
 }
 
 /// Three boxes above the net, and the balls above the ramp.

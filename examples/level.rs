@@ -123,7 +123,19 @@ fn setup(
             MeshMaterial3d(rope.clone()),
         ));
     }
-    net(&mut commands, &mut meshes, &mut materials);
+    // A net of 12 × 12 knots 0.2 m apart over the floor, its corners
+    // fixed at 1.2 m.
+    let net = support::Net {
+        corner: Vec3::new(-1.1, 1.2, 0.4),
+        n: 12,
+        spacing: 0.2,
+        mass: 0.02,
+        radius: 0.04,
+        drag: 0.3,
+        stiffness: 60.0,
+        border: false,
+    };
+    net.spawn(&mut commands, &mut meshes, &mut materials);
     let looks = Looks {
         ball: meshes.add(Sphere::new(BALL_RADIUS)),
         red: materials.add(Color::srgb(0.85, 0.2, 0.15)),
@@ -131,52 +143,6 @@ fn setup(
     drop_balls(&mut commands, &looks);
     commands.insert_resource(looks);
     commands.spawn(support::readout(Color::BLACK));
-}
-
-/// A net of 12 × 12 knots 0.2 m apart over the floor, its corners fixed at
-/// 1.2 m, the knots joined by springs.
-fn net(
-    commands: &mut Commands,
-    meshes: &mut Assets<Mesh>,
-    materials: &mut Assets<StandardMaterial>,
-) {
-    const N: usize = 12;
-    let knot = meshes.add(Sphere::new(0.04));
-    let white = materials.add(Color::srgb(0.95, 0.95, 0.95));
-    let mut knots = Vec::new();
-    for i in 0..N {
-        for j in 0..N {
-            let at = Vec3::new(-1.1 + i as f32 * 0.2, 1.2, 0.4 + j as f32 * 0.2);
-            let corner = (i == 0 || i == N - 1) && (j == 0 || j == N - 1);
-            let body = if corner {
-                Body::fixed(at)
-            } else {
-                Body::new(0.02).with_position(at)
-            };
-            knots.push(
-                commands
-                    .spawn((
-                        body,
-                        Radius(0.04),
-                        Damping(0.3),
-                        Mesh3d(knot.clone()),
-                        MeshMaterial3d(white.clone()),
-                    ))
-                    .id(),
-            );
-        }
-    }
-    for i in 0..N {
-        for j in 0..N {
-            let k = i * N + j;
-            for other in [(i + 1 < N).then(|| k + N), (j + 1 < N).then(|| k + 1)]
-                .into_iter()
-                .flatten()
-            {
-                commands.spawn(Spring::new(knots[k], knots[other], 0.2, 60.0).with_damping(0.2));
-            }
-        }
-    }
 }
 
 /// 60 balls above the level: over the ramp, the stairs, the hill, the

@@ -52,6 +52,71 @@ pub fn daylight(commands: &mut Commands, ambient: f32) {
     });
 }
 
+/// A net of `n × n` knots `spacing` apart in the horizontal plane
+/// through `corner` (its first knot), each a body of `mass` with a
+/// radius and a drag, joined to its neighbours by springs of `stiffness`
+/// (damping 0.2); the corners fixed, or with `border` the whole border.
+/// Drawn as white balls.
+#[allow(dead_code)]
+pub struct Net {
+    pub corner: Vec3,
+    pub n: usize,
+    pub spacing: f32,
+    pub mass: f32,
+    pub radius: f32,
+    pub drag: f32,
+    pub stiffness: f32,
+    pub border: bool,
+}
+
+impl Net {
+    /// Spawns the net's knots and springs.
+    #[allow(dead_code)]
+    pub fn spawn(
+        &self,
+        commands: &mut Commands,
+        meshes: &mut Assets<Mesh>,
+        materials: &mut Assets<StandardMaterial>,
+    ) {
+        use bevy_euler_physics::prelude::{Body, Damping, Radius, Spring};
+        let n = self.n;
+        let knot = meshes.add(Sphere::new(self.radius));
+        let white = materials.add(Color::srgb(0.95, 0.95, 0.95));
+        let mut knots = Vec::new();
+        for i in 0..n {
+            for j in 0..n {
+                let at = self.corner + Vec3::new(i as f32, 0.0, j as f32) * self.spacing;
+                let edge = |k: usize| k == 0 || k == n - 1;
+                let fixed = if self.border {
+                    edge(i) || edge(j)
+                } else {
+                    edge(i) && edge(j)
+                };
+                let body = if fixed {
+                    Body::fixed(at)
+                } else {
+                    Body::new(self.mass).with_position(at)
+                };
+                let looks = (Mesh3d(knot.clone()), MeshMaterial3d(white.clone()));
+                let knot = (body, Radius(self.radius), Damping(self.drag), looks);
+                knots.push(commands.spawn(knot).id());
+            }
+        }
+        for i in 0..n {
+            for j in 0..n {
+                let k = i * n + j;
+                for other in [(i + 1 < n).then(|| k + n), (j + 1 < n).then(|| k + 1)]
+                    .into_iter()
+                    .flatten()
+                {
+                    let spring = Spring::new(knots[k], knots[other], self.spacing, self.stiffness);
+                    commands.spawn(spring.with_damping(0.2));
+                }
+            }
+        }
+    }
+}
+
 /// A mesh of the triangles `indices` (three to a triangle) over
 /// `positions`, with smooth normals.
 #[allow(dead_code)]
