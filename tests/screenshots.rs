@@ -663,6 +663,32 @@ fn cloth_hangs_over_the_ball() {
     );
 }
 
+/// A red ball's pixel (`[r, g, b]`, 0 to 255).
+fn red_ball([r, g, b]: [f32; 3]) -> bool {
+    r > 120.0 && g < 0.5 * r && b < 0.5 * r
+}
+
+/// How many pixels of a 3D example's picture outside the physics panel
+/// (top left) and the readout (top right) are of each kind (the first
+/// kind a pixel matches).
+fn count_in_scene<const N: usize>(
+    image: &RgbImage,
+    kinds: [&dyn Fn([f32; 3]) -> bool; N],
+) -> [usize; N] {
+    let scene = |x: u32, y: u32| !((x < 380 && y < 600) || (x > 1000 && y < 70));
+    let mut counts = [0; N];
+    for (x, y, p) in image.enumerate_pixels() {
+        if !scene(x, y) {
+            continue;
+        }
+        let rgb = p.0.map(f32::from);
+        if let Some(k) = kinds.iter().position(|kind| kind(rgb)) {
+            counts[k] += 1;
+        }
+    }
+    counts
+}
+
 /// The last line of an example's log that reports under `key`
 /// (`KEY word value word value ...`).
 struct Report {
@@ -760,20 +786,8 @@ fn the_level_holds_its_balls() {
         report.number("high") >= 20.0,
         "balls rest on the level's heights: {line}"
     );
-    // Outside the physics panel (top left) and the readout (top right).
-    let scene = |x: u32, y: u32| !((x < 380 && y < 600) || (x > 1000 && y < 70));
-    let (mut red, mut green) = (0, 0);
-    for (x, y, p) in image.enumerate_pixels() {
-        let [r, g, b] = p.0.map(f32::from);
-        if !scene(x, y) {
-            continue;
-        }
-        if r > 120.0 && g < 0.5 * r && b < 0.5 * r {
-            red += 1;
-        } else if g > 100.0 && g > 1.3 * r && g > 1.3 * b {
-            green += 1;
-        }
-    }
+    let green = |[r, g, b]: [f32; 3]| g > 100.0 && g > 1.3 * r && g > 1.3 * b;
+    let [red, green] = count_in_scene(&image, [&red_ball, &green]);
     assert!(red > 2000, "the balls: {red} pixels");
     assert!(green > 20000, "the hill: {green} pixels");
 }
@@ -811,20 +825,8 @@ fn the_crane_lifts_its_crate_and_the_net_holds_its_boxes() {
         "the net holds its boxes: {line}"
     );
     assert!(report.number("moved") > 0.05, "a ball pushed a box: {line}");
-    // Outside the physics panel (top left) and the readout (top right).
-    let scene = |x: u32, y: u32| !((x < 380 && y < 600) || (x > 1000 && y < 70));
-    let (mut red, mut wood) = (0, 0);
-    for (x, y, p) in image.enumerate_pixels() {
-        let [r, g, b] = p.0.map(f32::from);
-        if !scene(x, y) {
-            continue;
-        }
-        if r > 120.0 && g < 0.5 * r && b < 0.5 * r {
-            red += 1;
-        } else if r > 120.0 && g > 0.55 * r && g < 0.85 * r && b < 0.6 * g {
-            wood += 1;
-        }
-    }
+    let wood = |[r, g, b]: [f32; 3]| r > 120.0 && g > 0.55 * r && g < 0.85 * r && b < 0.6 * g;
+    let [red, wood] = count_in_scene(&image, [&red_ball, &wood]);
     assert!(red > 500, "the balls: {red} pixels");
     assert!(wood > 2000, "the boxes: {wood} pixels");
 }
