@@ -432,6 +432,14 @@ pub struct Mover {
 }
 
 impl Mover {
+    /// The mover takes `impulse` (N·s) at `arm` from its centre: its
+    /// velocity changes by `J/M`, its spin by `I⁻¹(arm × J)`.
+    #[inline]
+    fn take(&self, taken: &mut Yield, arm: Vec3A, impulse: Vec3A) {
+        taken.linear += self.inv_mass * impulse;
+        taken.angular += self.inv_inertia * arm.cross(impulse);
+    }
+
     /// The inverse mass a push along unit `direction` at `arm` from the
     /// centre meets: `1/m + (arm × d) · I⁻¹ (arm × d)`.
     #[inline]
@@ -515,8 +523,7 @@ fn solve_tie(
         tie.given += change;
         if let Some((m, taken)) = &mut mover {
             let impulse = -change / w;
-            taken.linear += m.inv_mass * impulse;
-            taken.angular += m.inv_inertia * tie.arm.cross(impulse);
+            m.take(taken, tie.arm, impulse);
         }
     }
     bodies.vel[slot] = v;
@@ -543,8 +550,7 @@ impl Movers<'_> {
             &self.movers[contact.mover as usize],
             &mut self.yields[contact.mover as usize],
         );
-        taken.linear += mover.inv_mass * impulse;
-        taken.angular += mover.inv_inertia * contact.arm.cross(impulse);
+        mover.take(taken, contact.arm, impulse);
     }
 
     /// One round of every tie (`beta`: the position bias).

@@ -339,11 +339,11 @@ type MovingItem = (
 fn move_rigid_bodies(
     mut commands: Commands,
     bodies: Query<MovingItem>,
-    parts: Query<(Entity, &ColliderPart)>,
-    colliders: Query<&ColliderOf>,
+    (parts, colliders): (Query<(Entity, &ColliderPart)>, Query<&ColliderOf>),
     (gravity, substeps): (Option<Res<Gravity>>, Option<Res<SubstepCount>>),
     time: Res<Time<Fixed>>,
     helper: TransformHelper,
+    mut given: Query<&mut ObstacleVelocity>,
 ) {
     let n = substeps.map_or(1, |n| n.0.max(1)) as f32;
     let fall = gravity.map_or(Vec3::ZERO, |g| g.0)
@@ -369,27 +369,41 @@ fn move_rigid_bodies(
             linear: linear + angular.cross(origin - center),
             angular,
         };
-    for (entity, kind, .., position, _, _, _, reacts) in &bodies {
-        if let Some(moves) = moving(entity) {
-            commands
-                .entity(entity)
-                .insert(velocity_at(moves, position.0));
+    // Written in place where it is there already (no command each step);
+    // `None` takes it off.
+    let mut set = |entity: Entity, velocity: Option<ObstacleVelocity>| match (
+        given.get_mut(entity),
+        velocity,
+    ) {
+        (Ok(mut now), Some(velocity)) => {
+            now.set_if_neq(velocity);
         }
-        if kind.is_dynamic() && !reacts {
-            commands.entity(entity).insert(ObstacleReaction::default());
+        (Err(_), Some(velocity)) => {
+            commands.entity(entity).insert(velocity);
+        }
+        (Ok(_), None) => {
+            commands.entity(entity).remove::<ObstacleVelocity>();
+        }
+        (Err(_), None) => {}
+    };
+    for (entity, .., position, _, _, _, _) in &bodies {
+        if let Some(moves) = moving(entity) {
+            set(entity, Some(velocity_at(moves, position.0)));
         }
     }
     for (part, of) in &parts {
-        let Some(body) = colliders.get(of.collider).ok().map(|c| c.body) else {
-            continue;
-        };
-        let (Some(moves), Ok(at)) = (moving(body), helper.compute_global_transform(part)) else {
-            commands.entity(part).try_remove::<ObstacleVelocity>();
-            continue;
-        };
-        commands
-            .entity(part)
-            .insert(velocity_at(moves, at.translation()));
+        let body = colliders.get(of.collider).ok().map(|c| c.body);
+        let at = helper.compute_global_transform(part).ok();
+        let velocity = body
+            .and_then(&moving)
+            .zip(at)
+            .map(|(moves, at)| velocity_at(moves, at.translation()));
+        set(part, velocity);
+    }
+    for (entity, kind, .., reacts) in &bodies {
+        if kind.is_dynamic() && !reacts {
+            commands.entity(entity).insert(ObstacleReaction::default());
+        }
     }
 }
 
