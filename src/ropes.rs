@@ -300,6 +300,58 @@ impl Rope {
     }
 }
 
+/// The stiffness and damping of an explicit rope's `n` links (each of
+/// mass `mass`, the free ends half that): [`Rope::link_coefficients`],
+/// with the damping capped at the links' own critical damping
+/// (`√(2·k·m)`: the fastest modes are damped as much as they can be,
+/// without the explicit step needing a substep for each of their
+/// overdamped decays), and, where the links would still need more than
+/// `cap` substeps at step `h` to keep their load at `target`
+/// ([`AutoSubsteps`](crate::AutoSubsteps)' limit and aim), the rope made
+/// softer (its stretching frequency lowered until they fit), with a
+/// warning that says so.
+fn explicit_links(
+    rope: &Rope,
+    (length, n, mass): (f32, usize, f32),
+    (h, cap, target): (f32, u32, f32),
+    id: Entity,
+) -> (f32, f32) {
+    let links = |rope: &Rope| {
+        let (k, c) = rope.link_coefficients(length, n)?;
+        Some((k, c.min((2.0 * k * mass).sqrt())))
+    };
+    // The stiffest link: one to a free end's half-mass body.
+    let needed = |(k, c): (f32, f32)| {
+        let link = crate::SpringStability::new(k, c, 3.0 / mass);
+        let mut substeps = link.substeps_needed(h);
+        while substeps <= cap && link.load(h / substeps as f32) > target {
+            substeps += 1;
+        }
+        substeps
+    };
+    let mut soft = *rope;
+    let Some(mut found) = links(&soft) else {
+        return (0.0, 0.0);
+    };
+    while needed(found) > cap {
+        soft.stretch_hertz *= 0.8;
+        match links(&soft) {
+            Some(softer) => found = softer,
+            None => break,
+        }
+    }
+    if soft.stretch_hertz < rope.stretch_hertz {
+        warn!(
+            "bevy_euler_physics: {id}: the Rope's {n} explicit links at {} Hz would need more \
+             than {cap} substeps a step (`PhysicsSettings::max_auto_substeps`); it is spawned \
+             at {:.2} Hz (softer). Fewer segments, a lower `stretch_hertz`, more substeps or \
+             implicit springs keep it as asked",
+            rope.stretch_hertz, soft.stretch_hertz
+        );
+    }
+    found
+}
+
 /// The bodies (from the first end to the last, the ends that are bodies of
 /// yours included) and springs of a [`Rope`], on the rope's entity.
 /// Despawning the rope despawns its parts (not the bodies of yours).
@@ -449,6 +501,13 @@ fn spawn_parts(world: &mut World, id: Entity, rope: Rope) -> RopeParts {
     let stiff = 4.0 * n as f32 * rope.stretch_hertz * h > 0.9;
     let implicit = rope.implicit.unwrap_or(stiff && !tied);
     let substeps = rope.implicit.is_none() && stiff && tied;
+    let (k, c) = if implicit {
+        (k, c)
+    } else {
+        let settings = world.get_resource::<crate::PhysicsSettings>();
+        let (cap, target) = settings.map_or((64, 0.9), |s| (s.auto_cap(), s.target_load()));
+        explicit_links(&rope, (length, n, mass), (h, cap, target), id)
+    };
     // Laid along the straight line, sagging below it (a parabola of the
     // rope's length) when the rope is longer.
     let sag = (3.0 * straight * (length - straight).max(0.0) / 8.0).sqrt();

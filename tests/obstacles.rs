@@ -1194,3 +1194,121 @@ fn a_tie_to_a_missing_entity_is_reported_and_holds_nothing() {
     assert!((v.y + 10.0 * G * H).abs() < 1e-3, "{v}");
     assert_eq!(warnings_for(&app, ball), vec![PhysicsIssue::BadTie]);
 }
+
+/// A rope of 50 explicit links tied to a box that gives way (the stiffest
+/// kind: short links, each end body half a link's mass) stays finite and
+/// stable, with nothing to report: its links' damping is capped at their
+/// critical damping, and the rope softened where it would still need more
+/// substeps than `AutoSubsteps` takes. Before, it needed 321 substeps and
+/// went to NaN in its first step.
+#[test]
+fn a_fine_rope_tied_to_a_giving_box_stays_finite() {
+    let mut app = common::app();
+    let at = Vec3::new(0.0, 0.2, 0.0);
+    let crate_ = common::spawn(
+        &mut app,
+        (
+            Obstacle::from(Cuboid::new(0.4, 0.4, 0.4)),
+            Transform::from_translation(at),
+            ObstacleMass::new(Entity::PLACEHOLDER, 1.0, Mat3::IDENTITY * 37.5, at),
+            ObstacleReaction::default(),
+        ),
+    );
+    app.world_mut().entity_mut(crate_).insert(ObstacleMass::new(
+        crate_,
+        1.0,
+        Mat3::IDENTITY * 37.5,
+        at,
+    ));
+    let top = at + Vec3::Y * (0.2 + 2.5);
+    let rope = common::spawn(
+        &mut app,
+        Rope::new(RopeEnd::Fixed(top), RopeEnd::Tied(crate_, Vec3::Y * 0.2))
+            .with_segments(50)
+            .with_length(2.5)
+            .with_radius(0.02),
+    );
+    common::step(&mut app, 120);
+    let parts = app.world().get::<RopeParts>(rope).unwrap().bodies.clone();
+    assert_eq!(parts.len(), 51);
+    for &body in &parts {
+        let b = common::body(&app, body);
+        assert!(b.position.is_finite() && b.velocity.is_finite(), "{b:?}");
+    }
+    assert!(
+        common::warnings(&app).is_empty(),
+        "{:?}",
+        common::warnings(&app)
+    );
+    // Each link's damping at most its critical damping, `√(2·k·m)` for
+    // the link mass `m` (0.2 kg/m × 0.05 m).
+    let springs = app.world().get::<RopeParts>(rope).unwrap().springs.clone();
+    for spring in springs {
+        let spring = *app.world().get::<Spring>(spring).unwrap();
+        let critical = (2.0 * spring.stiffness * 0.2 * 0.05).sqrt();
+        assert!(
+            spring.damping <= critical * 1.0001,
+            "{spring:?} against {critical}"
+        );
+    }
+    let push = app.world().get::<ObstacleReaction>(crate_).unwrap().impulse;
+    assert!(push.is_finite(), "{push}");
+}
+
+/// An island that blows up within its first step (a rope of 50 explicit
+/// links without substeps, tied to a box and lying on a floor) while
+/// touching obstacles is reported, and the obstacles' reactions stay
+/// finite: the NaN does not reach what reads them (another engine's rigid
+/// bodies).
+#[test]
+fn an_island_blowing_up_on_obstacles_pushes_no_nan() {
+    let mut app = common::app();
+    let floor = common::spawn(
+        &mut app,
+        (
+            Obstacle::from(Cuboid::new(6.0, 0.2, 2.0)),
+            Transform::from_xyz(0.0, -0.1, 0.0),
+            ObstacleReaction::default(),
+        ),
+    );
+    let crate_ = common::spawn(
+        &mut app,
+        (
+            Obstacle::from(Cuboid::new(0.4, 0.4, 0.4)),
+            Transform::from_xyz(1.5, 0.2, 0.0),
+            ObstacleReaction::default(),
+        ),
+    );
+    let rope = common::spawn(
+        &mut app,
+        Rope::new(
+            RopeEnd::Fixed(Vec3::new(-1.0, 0.02, 0.0)),
+            RopeEnd::Tied(crate_, Vec3::new(-0.2, -0.18, 0.0)),
+        )
+        .with_segments(50)
+        .with_radius(0.02)
+        .implicit(false),
+    );
+    common::step(&mut app, 1);
+    let bodies = app.world().get::<RopeParts>(rope).unwrap().bodies.clone();
+    let mut blew_up = None;
+    for step in 1..30 {
+        for obstacle in [floor, crate_] {
+            let push = *app.world().get::<ObstacleReaction>(obstacle).unwrap();
+            assert!(
+                push.impulse.is_finite() && push.angular_impulse.is_finite(),
+                "step {step}: {push:?}"
+            );
+        }
+        blew_up = blew_up.or(bodies
+            .iter()
+            .find(|&&b| !common::body(&app, b).velocity.is_finite())
+            .copied());
+        common::step(&mut app, 1);
+    }
+    let first = blew_up.expect("the rope did not blow up");
+    assert!(
+        !common::warnings_for(&app, first).is_empty(),
+        "nothing said"
+    );
+}

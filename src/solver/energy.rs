@@ -22,7 +22,8 @@
 //! one of its bodies or pushes it with a force, or when a fixed body is
 //! written. Islands with rods, limits or round bodies and implicit
 //! islands are not watched (their constraints and backward Euler take
-//! energy out).
+//! energy out), nor islands with a tie (its target, moving or giving way,
+//! does work on them).
 
 use bevy::math::Vec3A;
 use bevy::prelude::*;
@@ -158,7 +159,9 @@ fn mark_touched(solver: &SolverState, touched: &mut [bool]) {
                 .iter()
                 .flat_map(|angle| [angle.a, angle.p, angle.b]),
         )
-        .chain(solver.rounds.iter().map(|round| round.slot));
+        .chain(solver.rounds.iter().map(|round| round.slot))
+        // A tie's target may move or give way: it does work on the island.
+        .chain(solver.obstacles.ties.iter().map(|tie| tie.slot));
     for slot in constrained {
         if let Some(island) = island_of(solver, slot as usize) {
             touched[island] = true;

@@ -558,6 +558,12 @@ pub(crate) fn write_obstacle_reactions(
             linear += set.pushes[k].1;
             angular += set.pushes[k].2;
         }
+        // Bodies gone non-finite in the step (an unstable island, reported
+        // on each of them) push nothing: their NaN must not reach what
+        // reads the reaction (another engine's rigid body).
+        if !(linear.is_finite() && angular.is_finite()) {
+            (linear, angular) = (Vec3A::ZERO, Vec3A::ZERO);
+        }
         let (impulse, angular_impulse) = (linear.into(), angular.into());
         reaction.set_if_neq(ObstacleReaction {
             impulse,

@@ -1,8 +1,11 @@
-//! A collider's parry shape as obstacles.
+//! A collider's parry shape as obstacles: one file for the bridges whose
+//! engines read their colliders with parry3d (avian3d and bevy_rapier3d),
+//! included by each (`#[path]`) and compiled against that engine's parry
+//! (`crate::parry`), whose shape API is the same in both versions.
 
 use core::fmt;
 
-use avian3d::parry::shape::{SharedShape, TypedShape};
+use crate::parry::shape::{SharedShape, TypedShape};
 use bevy::math::primitives::{Capsule3d, Cuboid, Cylinder, HalfSpace, Sphere};
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::{Obstacle, TriangleMesh};
@@ -10,16 +13,8 @@ use bevy_euler_physics::prelude::{Obstacle, TriangleMesh};
 /// Sides of the triangle mesh a cone is met as.
 const CONE_SIDES: u32 = 32;
 
-/// Why a collider's shape has no obstacle.
-///
-/// ```
-/// use avian3d::prelude::Collider;
-/// use bevy::prelude::*;
-/// use bevy_euler_physics_avian3d::{Unsupported, parts_of};
-///
-/// let segment = Collider::segment(Vec3::ZERO, Vec3::X);
-/// assert_eq!(parts_of(segment.shape()).unwrap_err(), Unsupported::NoInside("segment"));
-/// ```
+/// Why a collider's shape has no obstacle (see the example of
+/// [`parts_of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unsupported {
     /// A shape with no inside to keep a body out of (a segment, a
@@ -45,16 +40,6 @@ impl fmt::Display for Unsupported {
 /// pose in the collider's frame (see the [crate docs](crate) for each
 /// kind). The collider's scale comes from its entity's transform, which
 /// the parts (its children) inherit.
-///
-/// ```
-/// use avian3d::prelude::Collider;
-/// use bevy::prelude::*;
-/// use bevy_euler_physics::prelude::Obstacle;
-/// use bevy_euler_physics_avian3d::parts_of;
-///
-/// let parts = parts_of(Collider::sphere(0.5).shape()).unwrap();
-/// assert_eq!(parts, vec![(Transform::IDENTITY, Obstacle::from(Sphere::new(0.5)))]);
-/// ```
 pub fn parts_of(shape: &SharedShape) -> Result<Vec<(Transform, Obstacle)>, Unsupported> {
     let mut parts = Vec::new();
     add_parts(shape, Transform::IDENTITY, &mut parts)?;

@@ -1,0 +1,598 @@
+//! The rapier bridge: a ball rests on each collider kind at its radius;
+//! collision groups filter; a head-on hit keeps the two engines' summed
+//! momentum; reruns give the same bits; a rope holds a box and a net a
+//! crate; the step order; bad input is reported once and contained.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_euler_physics::diagnostics::ObstacleProblem;
+use bevy_euler_physics::prelude::{
+    Body, EulerPhysicsPlugin, Gravity, ObstacleReaction, ObstacleState, PhysicsIssue,
+    PhysicsWarning, Radius, SleepSettings, Spring, TiedTo,
+};
+use bevy_euler_physics_rapier3d::{ColliderPart, RapierBridgePlugin};
+use bevy_rapier3d::prelude::{
+    Collider, ColliderMassProperties, CollisionGroups, Damping as RapierDamping, Group, NoUserData,
+    RapierConfiguration, RapierPhysicsPlugin, ReadMassProperties, RigidBody, TimestepMode,
+    Velocity,
+};
+
+const H: f32 = 1.0 / 64.0;
+const R: f32 = 0.1;
+
+/// A headless app with both engines and the bridge (rapier in
+/// `FixedPostUpdate` at the fixed step's length), one fixed step per
+/// update. The first frame has run.
+fn app() -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        TransformPlugin,
+        RapierPhysicsPlugin::<NoUserData>::default().in_schedule(FixedPostUpdate),
+        EulerPhysicsPlugin,
+        RapierBridgePlugin,
+    ))
+    .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(H)))
+    .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+    .insert_resource(TimestepMode::Fixed { dt: H, substeps: 1 })
+    .insert_resource(SleepSettings {
+        enabled: false,
+        ..default()
+    });
+    app.init_resource::<Warnings>()
+        .add_systems(Last, collect_warnings);
+    app.finish();
+    app.cleanup();
+    app.update();
+    app
+}
+
+/// Every [`PhysicsWarning`] sent so far.
+#[derive(Resource, Default)]
+struct Warnings(Vec<PhysicsWarning>);
+
+fn collect_warnings(mut reader: MessageReader<PhysicsWarning>, mut all: ResMut<Warnings>) {
+    all.0.extend(reader.read().copied());
+}
+
+fn step(app: &mut App, n: usize) {
+    for _ in 0..n {
+        app.update();
+    }
+}
+
+fn body(app: &App, entity: Entity) -> Body {
+    *app.world().get::<Body>(entity).unwrap()
+}
+
+/// No gravity in either engine.
+fn weightless(app: &mut App) {
+    app.insert_resource(Gravity(Vec3::ZERO));
+    let mut configs = app.world_mut().query::<&mut RapierConfiguration>();
+    for mut config in configs.iter_mut(app.world_mut()) {
+        config.gravity = Vec3::ZERO;
+    }
+}
+
+/// A rigid body's position (where rapier wrote its transform).
+fn position(app: &App, entity: Entity) -> Vec3 {
+    app.world().get::<Transform>(entity).unwrap().translation
+}
+
+/// Each collider kind, placed so that its top is level at `y = 0.5`
+/// right above the origin.
+fn kinds() -> Vec<(&'static str, Collider, Transform)> {
+    let at = Transform::IDENTITY;
+    let corners: Vec<Vec3> = (0..8)
+        .map(|i: i32| IVec3::new(i & 1, (i >> 1) & 1, (i >> 2) & 1).as_vec3() - 0.5)
+        .collect();
+    let quad = (
+        vec![
+            Vec3::new(-1.0, 0.5, -1.0),
+            Vec3::new(1.0, 0.5, -1.0),
+            Vec3::new(1.0, 0.5, 1.0),
+            Vec3::new(-1.0, 0.5, 1.0),
+        ],
+        vec![[0, 2, 1], [0, 3, 2]],
+    );
+    vec![
+        ("ball", Collider::ball(0.5), at),
+        ("cuboid", Collider::cuboid(0.5, 0.5, 0.5), at),
+        (
+            "cuboid turned about Y",
+            Collider::cuboid(0.5, 0.5, 0.5),
+            Transform::from_rotation(Quat::from_rotation_y(0.6)),
+        ),
+        (
+            "round cuboid",
+            Collider::round_cuboid(0.4, 0.4, 0.4, 0.1),
+            at,
+        ),
+        ("capsule", Collider::capsule_y(0.2, 0.3), at),
+        (
+            "capsule along X",
+            Collider::capsule_x(0.5, 0.3),
+            Transform::from_xyz(0.0, 0.2, 0.0),
+        ),
+        ("cylinder", Collider::cylinder(0.5, 0.5), at),
+        (
+            "round cylinder",
+            Collider::round_cylinder(0.4, 0.4, 0.1),
+            at,
+        ),
+        ("cone", Collider::cone(0.5, 0.5), at),
+        (
+            "convex hull",
+            Collider::convex_hull(&corners).expect("a hull of a cube's corners"),
+            at,
+        ),
+        (
+            "trimesh",
+            Collider::trimesh(quad.0, quad.1).expect("a quad"),
+            at,
+        ),
+        (
+            "height field",
+            Collider::heightfield(vec![1.0; 25], 5, 5, Vec3::new(4.0, 0.5, 4.0)),
+            at,
+        ),
+        (
+            "voxels",
+            Collider::voxels(
+                Vec3::splat(0.5),
+                &[
+                    IVec3::new(-1, 0, -1),
+                    IVec3::new(0, 0, -1),
+                    IVec3::new(-1, 0, 0),
+                    IVec3::new(0, 0, 0),
+                ],
+            ),
+            at,
+        ),
+        (
+            "half-space",
+            Collider::halfspace(Vec3::Y).expect("a normal"),
+            Transform::from_xyz(0.0, 0.5, 0.0),
+        ),
+        (
+            "compound",
+            Collider::compound(vec![
+                (
+                    Vec3::new(0.0, 0.25, 0.0),
+                    Quat::IDENTITY,
+                    Collider::cuboid(0.5, 0.25, 0.5),
+                ),
+                (
+                    Vec3::new(2.0, 0.0, 0.0),
+                    Quat::IDENTITY,
+                    Collider::ball(0.3),
+                ),
+            ]),
+            at,
+        ),
+        (
+            "scaled ball",
+            Collider::ball(0.25),
+            Transform::from_scale(Vec3::splat(2.0)),
+        ),
+    ]
+}
+
+/// A ball dropped on each kind of rapier collider, a fixed rigid body,
+/// comes to rest on its top at its radius (within 2 % of it).
+#[test]
+fn a_ball_rests_on_each_collider_kind_at_its_radius() {
+    let mut wrong = Vec::new();
+    for (name, collider, transform) in kinds() {
+        let mut app = app();
+        app.world_mut()
+            .spawn((RigidBody::Fixed, collider, transform));
+        let ball = app
+            .world_mut()
+            .spawn((
+                Body::new(1.0).with_position(Vec3::new(0.0, 1.0, 0.0)),
+                Radius(R),
+            ))
+            .id();
+        step(&mut app, 240);
+        let p = body(&app, ball).position;
+        let parts = app
+            .world_mut()
+            .query::<&ColliderPart>()
+            .iter(app.world())
+            .count();
+        if (p.y - (0.5 + R)).abs() > 0.02 * R || p.xz().length() > 0.02 * R {
+            wrong.push(format!("{name}: rests at {p} ({parts} parts)"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A ball in groups a collider does not touch falls through it; in one it
+/// touches, it rests on it.
+#[test]
+fn collision_groups_filter_the_colliders() {
+    let rest = |groups: CollisionGroups| {
+        let mut app = app();
+        app.world_mut()
+            .spawn((RigidBody::Fixed, Collider::cuboid(1.0, 0.5, 1.0), groups));
+        let ball = app
+            .world_mut()
+            .spawn((
+                Body::new(1.0).with_position(Vec3::new(0.0, 1.0, 0.0)),
+                Radius(R),
+                bevy_euler_physics::prelude::CollisionGroups::new(0b01, 0b10),
+            ))
+            .id();
+        step(&mut app, 120);
+        body(&app, ball).position.y
+    };
+    let touching = rest(CollisionGroups::new(Group::GROUP_2, Group::GROUP_1));
+    assert!((touching - (0.5 + R)).abs() < 0.02 * R, "{touching}");
+    // Its memberships are not in the ball's filters.
+    assert!(rest(CollisionGroups::new(Group::GROUP_1, Group::GROUP_1)) < -1.0);
+    // The ball's memberships are not in its filters.
+    assert!(rest(CollisionGroups::new(Group::GROUP_2, Group::GROUP_2)) < -1.0);
+}
+
+/// No gravity: one of this plugin's balls (2 kg at 3 m/s) hits a rapier
+/// ball (1 kg at rest) head on, slightly off its axis. The sum of both
+/// momenta is kept within 1 %, both leave at the common speed of an
+/// inelastic hit, and a rerun gives the same bits.
+#[test]
+fn a_head_on_hit_keeps_the_summed_momentum() {
+    let (ours, theirs, spin) = hit(2.0, 1.0);
+    let before = Vec3::new(6.0, 0.0, 0.0);
+    let after = 2.0 * ours + 1.0 * theirs;
+    assert!(
+        (after - before).length() < 0.01 * before.length(),
+        "{before} before, {after} after (ours {ours}, theirs {theirs})"
+    );
+    // No bounce (rapier's restitution 0): both leave at the common speed
+    // 2·3/(2 + 1) = 2 m/s.
+    assert!(
+        (ours.x - 2.0).abs() < 0.02 && (theirs.x - 2.0).abs() < 0.02,
+        "ours {ours}, theirs {theirs}"
+    );
+    // The hit lies in the XY plane: friction turns their ball about Z
+    // alone.
+    assert!(
+        spin.xy().length() < 1e-4 * spin.length().max(1e-6),
+        "{spin}"
+    );
+    let again = hit(2.0, 1.0);
+    let bits = |v: Vec3| v.to_array().map(f32::to_bits);
+    assert_eq!(bits(again.0), bits(ours));
+    assert_eq!(bits(again.1), bits(theirs));
+}
+
+/// The hit gains no energy, whichever is heavier (10 kg against 1 kg, and
+/// 2 kg against 1 kg), and keeps the momentum.
+#[test]
+fn a_hit_gains_no_energy() {
+    for (ours, theirs) in [(1.0, 10.0), (2.0, 1.0)] {
+        let (v, w, _) = hit(ours, theirs);
+        let before = 0.5 * ours * 9.0;
+        let after = 0.5 * ours * v.length_squared() + 0.5 * theirs * w.length_squared();
+        assert!(
+            after <= before,
+            "{ours} kg on {theirs} kg: {after} J after {before} J"
+        );
+        let momentum = ours * v + theirs * w;
+        let expected = Vec3::new(3.0 * ours, 0.0, 0.0);
+        assert!(
+            (momentum - expected).length() < 0.01 * expected.length(),
+            "{momentum}"
+        );
+    }
+}
+
+/// One of this plugin's balls (`ours` kg at 3 m/s along X) hits a rapier
+/// ball (`theirs` kg, radius 0.2, at rest 1 m ahead, 2 cm above the
+/// line), without gravity: 60 steps later, our ball's velocity, and
+/// theirs with its spin.
+fn hit(ours: f32, theirs: f32) -> (Vec3, Vec3, Vec3) {
+    let mut app = app();
+    weightless(&mut app);
+    let theirs = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::ball(0.2),
+            ColliderMassProperties::Mass(theirs),
+            Velocity::default(),
+            Transform::from_xyz(1.0, 0.02, 0.0),
+        ))
+        .id();
+    let ours = app
+        .world_mut()
+        .spawn((
+            Body::new(ours).with_velocity(Vec3::new(3.0, 0.0, 0.0)),
+            Radius(R),
+        ))
+        .id();
+    step(&mut app, 60);
+    let velocity = *app.world().get::<Velocity>(theirs).unwrap();
+    (body(&app, ours).velocity, velocity.linear, velocity.angular)
+}
+
+/// A rope of ten springs hangs from a fixed body, its last body tied to
+/// the top of a 2 kg rapier box: at rest, the box hangs at the rope's
+/// length plus its stretch, each spring stretched by the weight below it
+/// (the box's and the rope's bodies'), within 2 % of that hanging length.
+#[test]
+fn a_rope_holds_a_box_at_its_length_plus_its_stretch() {
+    let mut app = app();
+    let (n, rest, k, m, big) = (10, 0.1, 400.0, 0.2, 2.0);
+    let top = Vec3::new(0.0, 3.0, 0.0);
+    let world = app.world_mut();
+    let mut above = world.spawn(Body::fixed(top)).id();
+    for i in 1..=n {
+        let at = top - Vec3::Y * rest * i as f32;
+        let body = world
+            .spawn((
+                Body::new(m).with_position(at),
+                bevy_euler_physics::prelude::Damping(2.0),
+            ))
+            .id();
+        world.spawn(Spring::new(above, body, rest, k));
+        above = body;
+    }
+    let hook = top - Vec3::Y * rest * n as f32;
+    let crate_ = world
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(0.25, 0.25, 0.25),
+            ColliderMassProperties::Mass(big),
+            ReadMassProperties::default(),
+            RapierDamping {
+                linear_damping: 2.0,
+                angular_damping: 2.0,
+            },
+            Transform::from_translation(hook - Vec3::Y * 0.25),
+        ))
+        .id();
+    world
+        .entity_mut(above)
+        .insert(TiedTo::new(crate_, Vec3::Y * 0.25));
+    step(&mut app, 900);
+    let before = position(&app, crate_).y;
+    step(&mut app, 60);
+    let y = position(&app, crate_).y;
+    assert!((y - before).abs() < 1e-4, "at rest: {before}, then {y}");
+    let mass = app.world().get::<ReadMassProperties>(crate_).unwrap().mass;
+    assert!((mass - big).abs() < 1e-4, "{mass}");
+    let g = 9.81;
+    let stretch: f32 = (1..=n)
+        .map(|i| g * (big + m * (n - i + 1) as f32) / k)
+        .sum();
+    let expected = top.y - rest * n as f32 - stretch - 0.25;
+    let hanging = rest * n as f32 + stretch;
+    eprintln!("FIGURE rope: box at {y}, expected {expected}, stretch {stretch}, hanging {hanging}");
+    assert!(
+        (y - expected).abs() < 0.02 * hanging,
+        "the box hangs at {y}, expected {expected} (stretch {stretch})"
+    );
+    assert!(
+        (y - expected).abs() < 0.05 * stretch,
+        "{y} against {expected}"
+    );
+    let end = body(&app, above).position;
+    assert!(
+        (end.y - (y + 0.25)).abs() < 0.01 * hanging,
+        "{end} above {y}"
+    );
+}
+
+/// A net of 11 × 11 round bodies joined by springs, its border fixed,
+/// catches a rapier crate dropped from half a metre: the crate sinks into
+/// it, is held there at rest, and no body of the net goes through it.
+#[test]
+fn a_net_holds_a_dropped_crate() {
+    let mut app = app();
+    let (n, spacing, r) = (11, 0.1, 0.04);
+    let world = app.world_mut();
+    let mut grid = Vec::new();
+    for i in 0..n {
+        for j in 0..n {
+            let at = Vec3::new(i as f32 - 5.0, 0.0, j as f32 - 5.0) * spacing;
+            let border = i == 0 || j == 0 || i == n - 1 || j == n - 1;
+            let body = if border {
+                Body::fixed(at)
+            } else {
+                Body::new(0.1).with_position(at)
+            };
+            let damped = bevy_euler_physics::prelude::Damping(2.0);
+            grid.push(world.spawn((body, Radius(r), damped)).id());
+        }
+    }
+    for i in 0..n {
+        for j in 0..n {
+            let here = grid[i * n + j];
+            if i + 1 < n {
+                world.spawn(Spring::new(here, grid[(i + 1) * n + j], spacing, 100.0));
+            }
+            if j + 1 < n {
+                world.spawn(Spring::new(here, grid[i * n + j + 1], spacing, 100.0));
+            }
+        }
+    }
+    let crate_ = world
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(0.2, 0.2, 0.2),
+            ColliderMassProperties::Mass(1.0),
+            Transform::from_xyz(0.0, 0.7, 0.0),
+        ))
+        .id();
+    let mut lowest = f32::MAX;
+    for _ in 0..600 {
+        step(&mut app, 1);
+        lowest = lowest.min(position(&app, crate_).y);
+    }
+    let before = position(&app, crate_).y;
+    step(&mut app, 60);
+    let after = position(&app, crate_).y;
+    assert!(
+        (after - before).abs() < 1e-3,
+        "at rest: {before}, then {after}"
+    );
+    assert!(lowest > -0.6, "it fell to {lowest}");
+    let bottom = before - 0.2;
+    for &body in &grid {
+        let p = app.world().get::<Body>(body).unwrap().position;
+        if p.x.abs() < 0.15 && p.z.abs() < 0.15 {
+            assert!(
+                p.y < bottom - 0.5 * r,
+                "a net body at {p}, the crate's bottom at {bottom}"
+            );
+        }
+    }
+    assert!(before < 0.2 - 0.1, "it sank into the net: {before}");
+}
+
+/// The order within a fixed step: this plugin's step `n` meets a collider
+/// where rapier's step `n − 1` left it (a kinematic box moving at 1 m/s),
+/// and rapier's step `n` starts from the impulse this plugin's step `n`
+/// gave its rigid body (a dynamic ball hit in step `n` leaves at once).
+#[test]
+fn the_step_order_is_this_plugins_then_rapiers() {
+    let mut app = app();
+    weightless(&mut app);
+    let mover = app
+        .world_mut()
+        .spawn((
+            RigidBody::KinematicVelocityBased,
+            Collider::cuboid(0.25, 0.25, 0.25),
+            Velocity::linear(Vec3::X),
+            Transform::from_xyz(0.0, 5.0, 0.0),
+        ))
+        .id();
+    step(&mut app, 2);
+    for _ in 0..5 {
+        let before = position(&app, mover);
+        step(&mut app, 1);
+        let mut parts = app.world_mut().query::<(&ColliderPart, &ObstacleState)>();
+        let (_, state) = parts.single(app.world()).unwrap();
+        // Where this step placed it: where rapier's last step had left it.
+        assert_eq!(state.previous().unwrap().0, before);
+        assert!(position(&app, mover).x > before.x);
+    }
+    let ball = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::ball(0.2),
+            ColliderMassProperties::Mass(1.0),
+            Velocity::default(),
+            Transform::from_xyz(1.0, 0.0, 0.0),
+        ))
+        .id();
+    step(&mut app, 2);
+    app.world_mut().spawn((
+        Body::new(1.0)
+            .with_position(Vec3::new(1.0 - 0.2 - R, 0.0, 0.0))
+            .with_velocity(Vec3::X * 2.0),
+        Radius(R),
+    ));
+    step(&mut app, 1);
+    let mut parts = app
+        .world_mut()
+        .query::<(&ColliderPart, &ObstacleReaction)>();
+    let got: Vec3 = parts
+        .iter(app.world())
+        .filter(|(part, _)| part.collider == ball)
+        .map(|(_, reaction)| reaction.impulse)
+        .sum();
+    let v = app.world().get::<Velocity>(ball).unwrap().linear;
+    assert!(got.x > 0.5, "{got}");
+    assert!((v - got / 1.0).length() < 1e-4, "{v} after {got}");
+}
+
+/// An entity that is both a Body and a rapier collider gets no part; an
+/// unsupported shape has none; a collider of NaN size is reported once
+/// and left out while a ball beside it still lands; a body tied to a
+/// rigid body that is despawned falls freely; a collider removed takes
+/// its parts with it.
+#[test]
+fn bad_input_is_reported_once_and_contained() {
+    let mut app = app();
+    let both = app
+        .world_mut()
+        .spawn((Body::new(1.0), RigidBody::Dynamic, Collider::ball(0.2)))
+        .id();
+    let segment = app
+        .world_mut()
+        .spawn((RigidBody::Fixed, Collider::segment(Vec3::ZERO, Vec3::X)))
+        .id();
+    let floor = app
+        .world_mut()
+        .spawn((RigidBody::Fixed, Collider::cuboid(1.0, 0.5, 1.0)))
+        .id();
+    let nan = app
+        .world_mut()
+        .spawn((
+            RigidBody::Fixed,
+            Collider::ball(f32::NAN),
+            Transform::from_xyz(5.0, 0.0, 0.0),
+        ))
+        .id();
+    let crate_ = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(0.1, 0.1, 0.1),
+            Transform::from_xyz(-5.0, 3.0, 0.0),
+        ))
+        .id();
+    let ball = app
+        .world_mut()
+        .spawn((
+            Body::new(1.0).with_position(Vec3::new(0.0, 1.0, 0.0)),
+            Radius(R),
+        ))
+        .id();
+    let tied = app
+        .world_mut()
+        .spawn((
+            Body::new(1.0).with_position(Vec3::new(-5.0, 3.2, 0.0)),
+            TiedTo::new(crate_, Vec3::Y * 0.2),
+        ))
+        .id();
+    step(&mut app, 2);
+    let parts = |app: &mut App| {
+        let mut parts: Vec<Entity> = app
+            .world_mut()
+            .query::<&ColliderPart>()
+            .iter(app.world())
+            .map(|p| p.collider)
+            .filter(|&c| c != crate_)
+            .collect();
+        parts.sort();
+        parts
+    };
+    let mut expected = vec![floor, nan];
+    expected.sort();
+    assert_eq!(parts(&mut app), expected);
+    app.world_mut().despawn(crate_);
+    step(&mut app, 120);
+    let warnings = &app.world().resource::<Warnings>().0;
+    let said = |issue: PhysicsIssue| warnings.iter().filter(|w| w.issue == issue).count();
+    let invalid = PhysicsIssue::Obstacle {
+        problem: ObstacleProblem::InvalidSize,
+    };
+    assert_eq!(said(invalid), 1, "{warnings:#?}");
+    assert_eq!(said(PhysicsIssue::BadTie), 1, "{warnings:#?}");
+    let landed = body(&app, ball).position;
+    assert!((landed.y - (0.5 + R)).abs() < 0.02 * R, "{landed}");
+    assert!(landed.is_finite());
+    // Falls freely once its rigid body is gone (from rest at 3.2 m).
+    let fell = body(&app, tied).position;
+    assert!(fell.y < 1.0 && fell.is_finite(), "{fell}");
+    app.world_mut().entity_mut(floor).remove::<Collider>();
+    step(&mut app, 2);
+    assert_eq!(parts(&mut app), vec![nan]);
+    assert!(app.world().get_entity(both).is_ok() && app.world().get_entity(segment).is_ok());
+}
