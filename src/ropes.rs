@@ -51,7 +51,12 @@ pub enum RopeEnd {
     /// does for avian's rigid bodies). Unless [`Rope::implicit`] says
     /// otherwise, such a rope's springs are explicit, with
     /// [`AutoSubsteps`](crate::AutoSubsteps) where they are stiff: an
-    /// implicit solve would not see the target's mass.
+    /// implicit solve would not see the target's mass. An explicit rope's
+    /// links are damped at most critically (`√(2·k·m)`), and where they
+    /// would still need more substeps than
+    /// [`PhysicsSettings::max_auto_substeps`](crate::PhysicsSettings::max_auto_substeps),
+    /// the rope is spawned softer (a lower
+    /// [`stretch_hertz`](Rope::stretch_hertz)), with a warning.
     Tied(Entity, Vec3),
 }
 

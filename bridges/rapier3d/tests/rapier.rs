@@ -370,7 +370,6 @@ fn a_rope_holds_a_box_at_its_length_plus_its_stretch() {
         .sum();
     let expected = top.y - rest * n as f32 - stretch - 0.25;
     let hanging = rest * n as f32 + stretch;
-    eprintln!("FIGURE rope: box at {y}, expected {expected}, stretch {stretch}, hanging {hanging}");
     assert!(
         (y - expected).abs() < 0.02 * hanging,
         "the box hangs at {y}, expected {expected} (stretch {stretch})"
