@@ -2,38 +2,18 @@
 //! `Z`, which this plugin's 2D shapes are): the file of the avian2d
 //! bridge, compiled against its parry2d (`crate::parry`).
 
-use core::fmt;
-
 use crate::parry::shape::{SharedShape, TypedShape};
 use bevy::math::primitives::{Capsule2d, Circle, ConvexPolygon, HalfSpace, Rectangle};
 use bevy::prelude::*;
 use bevy_euler_physics::prelude::Obstacle;
 
+/// Corners of the polygon an ellipse is met as.
+const ELLIPSE_SIDES: u32 = 32;
+
 /// How far below a height field's surface its columns reach, in metres.
 const GROUND_DEPTH: f32 = 1.0;
 
-/// Why a collider's shape has no obstacle (see the example of
-/// [`parts_of`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unsupported {
-    /// A shape with no inside to keep a body out of (a segment, a
-    /// polyline), of the kind named.
-    NoInside(&'static str),
-    /// A custom shape of the game's, which this bridge cannot read.
-    Custom,
-    /// A compound with no part bodies can touch.
-    Empty,
-}
-
-impl fmt::Display for Unsupported {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NoInside(kind) => write!(f, "a {kind} has no inside to keep a body out of"),
-            Self::Custom => write!(f, "a custom shape cannot be read"),
-            Self::Empty => write!(f, "a compound with no part bodies can touch"),
-        }
-    }
-}
+pub use crate::kit::Unsupported;
 
 /// The obstacles a collider's (unscaled) shape is met as, each with its
 /// pose in the collider's frame (see the [crate docs](crate) for each
@@ -131,7 +111,28 @@ fn add_parts(
         }
         TypedShape::Segment(_) => return Err(Unsupported::NoInside("segment")),
         TypedShape::Polyline(_) => return Err(Unsupported::NoInside("polyline")),
-        TypedShape::Custom(_) => return Err(Unsupported::Custom),
+        TypedShape::Custom(custom) => {
+            // avian's own 2D shapes: an ellipse (as a polygon of
+            // `ELLIPSE_SIDES` corners on it) and a regular polygon.
+            use crate::avian::collision::collider::{
+                EllipseColliderShape, RegularPolygonColliderShape,
+            };
+            if let Some(ellipse) = custom.as_shape::<EllipseColliderShape>() {
+                let half = ellipse.0.half_size;
+                let corners: Vec<Vec2> = (0..ELLIPSE_SIDES)
+                    .map(|i| {
+                        let t = core::f32::consts::TAU * i as f32 / ELLIPSE_SIDES as f32;
+                        Vec2::new(half.x * t.cos(), half.y * t.sin())
+                    })
+                    .collect();
+                add_polygon(&mut add, &corners);
+            } else if let Some(polygon) = custom.as_shape::<RegularPolygonColliderShape>() {
+                let corners: Vec<Vec2> = polygon.0.vertices(0.0).into_iter().collect();
+                add_polygon(&mut add, &corners);
+            } else {
+                return Err(Unsupported::Custom);
+            }
+        }
     }
     Ok(())
 }

@@ -3,8 +3,6 @@
 //! included by each (`#[path]`) and compiled against that engine's parry
 //! (`crate::parry`), whose shape API is the same in both versions.
 
-use core::fmt;
-
 use crate::parry::shape::{SharedShape, TypedShape};
 use bevy::math::primitives::{Capsule3d, Cuboid, Cylinder, HalfSpace, Sphere};
 use bevy::prelude::*;
@@ -13,28 +11,7 @@ use bevy_euler_physics::prelude::{Obstacle, TriangleMesh};
 /// Sides of the triangle mesh a cone is met as.
 const CONE_SIDES: u32 = 32;
 
-/// Why a collider's shape has no obstacle (see the example of
-/// [`parts_of`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unsupported {
-    /// A shape with no inside to keep a body out of (a segment, a
-    /// polyline, a lone triangle), of the kind named.
-    NoInside(&'static str),
-    /// A custom shape of the game's, which this bridge cannot read.
-    Custom,
-    /// A compound with no part bodies can touch.
-    Empty,
-}
-
-impl fmt::Display for Unsupported {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NoInside(kind) => write!(f, "a {kind} has no inside to keep a body out of"),
-            Self::Custom => write!(f, "a custom shape cannot be read"),
-            Self::Empty => write!(f, "a compound with no part bodies can touch"),
-        }
-    }
-}
+pub use crate::kit::Unsupported;
 
 /// The obstacles a collider's (unscaled) shape is met as, each with its
 /// pose in the collider's frame (see the [crate docs](crate) for each

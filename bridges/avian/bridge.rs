@@ -16,6 +16,7 @@ use crate::avian::prelude::{
     Position, Restitution, RigidBody, Rotation, Sensor, SubstepCount,
 };
 use crate::dim;
+use crate::kit::{self, ColliderPart, MirroredParts};
 
 /// Makes avian's colliders shapes that bevy_euler_physics bodies touch,
 /// and gives avian's dynamic rigid bodies what the bodies push them with
@@ -45,23 +46,6 @@ impl Plugin for AvianBridgePlugin {
     }
 }
 
-/// A part of an avian [`Collider`]'s shape, as an
-/// [`Obstacle`](bevy_euler_physics::Obstacle) on a child
-/// entity of the collider (spawned by [`AvianBridgePlugin`], despawned
-/// with the collider or when its shape, layers or material change). A
-/// part of a dynamic rigid body also has the body's [`ObstacleMass`],
-/// written before each step.
-#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
-#[reflect(Component, Debug, PartialEq, Clone)]
-pub struct ColliderPart {
-    /// The collider entity this part belongs to (its parent).
-    pub collider: Entity,
-}
-
-/// The parts a collider has now (on the collider entity).
-#[derive(Component, Debug, Default)]
-struct MirroredParts(Vec<Entity>);
-
 /// What [`mirror_colliders`] reads of a collider.
 type ColliderItem = (
     Entity,
@@ -90,56 +74,19 @@ fn mirror_colliders(
         if mirrored.is_some() && !changed {
             continue;
         }
-        for &part in mirrored.map_or(&[][..], |m| &m.0) {
-            commands.entity(part).try_despawn();
-        }
-        let found = match crate::shapes::parts_of(collider.shape()) {
-            Ok(found) => {
-                reported.remove(&entity);
-                found
-            }
-            Err(problem) => {
-                if reported.insert(entity) {
-                    warn!("collider {entity}: {problem}; bodies do not touch it");
-                }
-                Vec::new()
-            }
+        let mirror = kit::Mirror {
+            parts: crate::shapes::parts_of(collider.shape()),
+            groups: layers.map_or(CollisionGroups::ALL, |l| {
+                CollisionGroups::new(l.memberships.0, l.filters.0)
+            }),
+            material: ContactMaterial::new(
+                restitution.map_or(0.0, |r| r.coefficient),
+                friction.map_or(0.5, |f| f.dynamic_coefficient),
+            ),
         };
-        let groups = layers.map_or(CollisionGroups::ALL, |l| {
-            CollisionGroups::new(l.memberships.0, l.filters.0)
-        });
-        let material = ContactMaterial::new(
-            restitution.map_or(0.0, |r| r.coefficient),
-            friction.map_or(0.5, |f| f.dynamic_coefficient),
-        );
-        let spawned = found
-            .into_iter()
-            .map(|(pose, obstacle)| {
-                commands
-                    .spawn((
-                        obstacle,
-                        pose,
-                        groups,
-                        material,
-                        ObstacleReaction::default(),
-                        ColliderPart { collider: entity },
-                        ChildOf(entity),
-                    ))
-                    .id()
-            })
-            .collect();
-        commands.entity(entity).insert(MirroredParts(spawned));
+        kit::mirror_collider(&mut commands, entity, mirrored, mirror, &mut reported);
     }
-    // Parts whose collider lost its `Collider` (or became a sensor or a
-    // body).
-    for (part, of) in &parts {
-        if !colliders.contains(of.collider) {
-            commands.entity(part).try_despawn();
-            if let Ok(mut collider) = commands.get_entity(of.collider) {
-                collider.try_remove::<MirroredParts>();
-            }
-        }
-    }
+    kit::drop_orphans(&mut commands, &parts, |c| colliders.contains(c));
 }
 
 /// Whether avian has placed a rigid body: until its first step, a new
@@ -187,18 +134,7 @@ fn weigh_rigid_bodies(
             }
             _ => None,
         };
-        match (mass, weighed) {
-            (Some(mut mass), Some(weighed)) => {
-                mass.set_if_neq(weighed);
-            }
-            (None, Some(weighed)) => {
-                commands.entity(entity).insert(weighed);
-            }
-            (Some(_), None) => {
-                commands.entity(entity).remove::<ObstacleMass>();
-            }
-            (None, None) => {}
-        }
+        kit::put(&mut commands, entity, mass, weighed);
     }
 }
 
@@ -233,10 +169,11 @@ fn move_rigid_bodies(
     helper: TransformHelper,
     mut given: Query<&mut ObstacleVelocity>,
 ) {
-    let n = substeps.map_or(1, |n| n.0.max(1)) as f32;
-    let fall = gravity.map_or(Vec3::ZERO, |g| dim::vec3(g.0))
-        * time.timestep().as_secs_f32()
-        * ((n + 1.0) / (2.0 * n));
+    let fall = kit::fall(
+        gravity.map_or(Vec3::ZERO, |g| dim::vec3(g.0)),
+        time.timestep().as_secs_f32(),
+        substeps.map_or(1, |n| n.0),
+    );
     let moving = |body: Entity| {
         let (_, kind, linear, angular, position, rotation, center, scale, _) =
             bodies.get(body).ok()?;
@@ -252,31 +189,13 @@ fn move_rigid_bodies(
         let center = dim::center_of_mass(position, rotation, center);
         Some((dim::vec3(linear.0) + falls, dim::angular(angular), center))
     };
-    let velocity_at =
-        |(linear, angular, center): (Vec3, Vec3, Vec3), origin: Vec3| ObstacleVelocity {
-            linear: linear + angular.cross(origin - center),
-            angular,
-        };
-    // Written in place where it is there already (no command each step);
-    // `None` takes it off.
-    let mut set = |entity: Entity, velocity: Option<ObstacleVelocity>| match (
-        given.get_mut(entity),
-        velocity,
-    ) {
-        (Ok(mut now), Some(velocity)) => {
-            now.set_if_neq(velocity);
-        }
-        (Err(_), Some(velocity)) => {
-            commands.entity(entity).insert(velocity);
-        }
-        (Ok(_), None) => {
-            commands.entity(entity).remove::<ObstacleVelocity>();
-        }
-        (Err(_), None) => {}
+    // Written in place where it is there already (no command each step).
+    let mut set = |entity: Entity, velocity: Option<ObstacleVelocity>| {
+        kit::put(&mut commands, entity, given.get_mut(entity).ok(), velocity);
     };
     for (entity, .., position, _, _, _, _) in &bodies {
         if let Some(moves) = moving(entity) {
-            set(entity, Some(velocity_at(moves, dim::vec3(position.0))));
+            set(entity, Some(kit::velocity_at(moves, dim::vec3(position.0))));
         }
     }
     for (part, of) in &parts {
@@ -285,7 +204,7 @@ fn move_rigid_bodies(
         let velocity = body
             .and_then(&moving)
             .zip(at)
-            .map(|(moves, at)| velocity_at(moves, at.translation()));
+            .map(|(moves, at)| kit::velocity_at(moves, at.translation()));
         set(part, velocity);
     }
     for (entity, kind, .., reacts) in &bodies {
@@ -305,16 +224,7 @@ fn report_bodies_with_colliders(
     both: Query<Entity, BodyAndAvian>,
     mut reported: Local<EntityHashSet>,
 ) {
-    for entity in &both {
-        if reported.insert(entity) {
-            warn!(
-                "entity {entity} is both a bevy_euler_physics Body and an avian collider or \
-                 rigid body; bodies do not touch its collider (make the Body an entity of its \
-                 own, tied to the rigid body)"
-            );
-        }
-    }
-    reported.retain(|&entity| both.contains(entity));
+    kit::report_bodies_with_colliders(&both, "an avian", &mut reported);
 }
 
 /// Before avian's step: each part's reaction, applied to its collider's

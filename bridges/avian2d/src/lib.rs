@@ -15,14 +15,16 @@
 //!   ([`ColliderPart`]), carrying the part as an [`Obstacle`], a column
 //!   along `Z` as this plugin's 2D shapes are: a ball as a [`Circle`], a
 //!   cuboid as a [`Rectangle`], a capsule as a [`Capsule2d`], a convex
-//!   polygon or a triangle as a [`ConvexPolygon`], a trimesh as one
+//!   polygon, a regular polygon or a triangle as a [`ConvexPolygon`], an
+//!   ellipse as a polygon of 32 corners on it, a trimesh as one
 //!   polygon per triangle, a height field as one column per segment
 //!   reaching a metre below it, voxels as one square per filled voxel, a
 //!   half-space as a half-space, a compound as one part per shape of it.
 //!   A rounded cuboid is its inner box grown by its border (its corners
 //!   stay sharp); a rounded polygon or triangle is its inner shape, without
-//!   the border. A segment, a polyline or a custom shape has no inside to
-//!   keep a body out of and is reported once and left out.
+//!   the border. A segment or a polyline has no inside to keep a body out
+//!   of, and a custom shape of the game's cannot be read: each is reported
+//!   once and left out.
 //! - **Filters, materials, both ways, ties**: as the avian3d bridge (its
 //!   docs say how): [`CollisionLayers`] become [`CollisionGroups`],
 //!   [`Friction`] and [`Restitution`] a [`ContactMaterial`]; each part of a
@@ -94,6 +96,8 @@ use avian2d::parry;
 
 #[path = "../../avian/bridge.rs"]
 mod bridge;
+#[path = "../../kit.rs"]
+mod kit;
 #[path = "../../shapes2d.rs"]
 mod shapes;
 
@@ -116,7 +120,7 @@ pub use bridge::AvianBridgePlugin;
 /// }
 /// # App::new().add_systems(FixedPostUpdate, pushes);
 /// ```
-pub use bridge::ColliderPart;
+pub use kit::ColliderPart;
 /// ```
 /// use avian2d::prelude::Collider;
 /// use bevy::prelude::*;

@@ -126,6 +126,13 @@ fn kinds() -> Vec<(&'static str, Collider, Transform)> {
             ]),
             at,
         ),
+        ("ellipse", Collider::ellipse(1.0, 0.5), at),
+        (
+            "regular polygon (a square on its side)",
+            Collider::regular_polygon(0.5, 4),
+            Transform::from_xyz(0.0, 0.5 - 0.5 * std::f32::consts::FRAC_1_SQRT_2, 0.0)
+                .with_rotation(Quat::from_rotation_z(std::f32::consts::FRAC_PI_4)),
+        ),
         (
             "scaled circle",
             Collider::circle(0.25),

@@ -117,6 +117,8 @@ use avian3d::parry;
 
 #[path = "../../avian/bridge.rs"]
 mod bridge;
+#[path = "../../kit.rs"]
+mod kit;
 #[path = "../../shapes3d.rs"]
 mod shapes;
 
@@ -139,7 +141,7 @@ pub use bridge::AvianBridgePlugin;
 /// }
 /// # App::new().add_systems(FixedPostUpdate, pushes);
 /// ```
-pub use bridge::ColliderPart;
+pub use kit::ColliderPart;
 /// ```
 /// use avian3d::prelude::Collider;
 /// use bevy::prelude::*;

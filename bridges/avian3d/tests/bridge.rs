@@ -102,6 +102,19 @@ fn kinds() -> Vec<(&'static str, Collider, Transform)> {
             at,
         ),
         (
+            "voxels",
+            Collider::voxels(
+                Vec3::splat(0.5),
+                &[
+                    IVec3::new(-1, 0, -1),
+                    IVec3::new(0, 0, -1),
+                    IVec3::new(-1, 0, 0),
+                    IVec3::new(0, 0, 0),
+                ],
+            ),
+            at,
+        ),
+        (
             "half-space",
             Collider::half_space(Vec3::Y),
             Transform::from_xyz(0.0, 0.5, 0.0),

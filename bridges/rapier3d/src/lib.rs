@@ -141,9 +141,26 @@ use bevy_rapier3d::rapier::dynamics::RigidBody as RapierBody;
 /// other parry3d bridge.
 use bevy_rapier3d::parry;
 
+#[path = "../../kit.rs"]
+mod kit;
 #[path = "../../shapes3d.rs"]
 mod shapes;
 
+use kit::MirroredParts;
+
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics_rapier3d::ColliderPart;
+///
+/// // How hard the bodies pushed each collider in the last step.
+/// fn pushes(parts: Query<(&ColliderPart, &bevy_euler_physics::ObstacleReaction)>) {
+///     for (part, reaction) in &parts {
+///         info!("{:?} got {}", part.collider, reaction.impulse);
+///     }
+/// }
+/// # App::new().add_systems(FixedPostUpdate, pushes);
+/// ```
+pub use kit::ColliderPart;
 /// ```
 /// use bevy::prelude::*;
 /// use bevy_euler_physics_rapier3d::{Unsupported, parts_of};
@@ -199,36 +216,6 @@ impl Plugin for RapierBridgePlugin {
     }
 }
 
-/// A part of a rapier [`Collider`]'s shape, as an
-/// [`Obstacle`](bevy_euler_physics::Obstacle) on a child entity of the
-/// collider (spawned by [`RapierBridgePlugin`], despawned with the
-/// collider or when its shape, groups or material change). A part of a
-/// dynamic rigid body also has the body's [`ObstacleMass`], written before
-/// each step.
-///
-/// ```
-/// use bevy::prelude::*;
-/// use bevy_euler_physics_rapier3d::ColliderPart;
-///
-/// // How hard the bodies pushed each collider in the last step.
-/// fn pushes(parts: Query<(&ColliderPart, &bevy_euler_physics::ObstacleReaction)>) {
-///     for (part, reaction) in &parts {
-///         info!("{:?} got {}", part.collider, reaction.impulse);
-///     }
-/// }
-/// # App::new().add_systems(FixedPostUpdate, pushes);
-/// ```
-#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
-#[reflect(Component, Debug, PartialEq, Clone)]
-pub struct ColliderPart {
-    /// The collider entity this part belongs to (its parent).
-    pub collider: Entity,
-}
-
-/// The parts a collider has now (on the collider entity).
-#[derive(Component, Debug, Default)]
-struct MirroredParts(Vec<Entity>);
-
 /// What [`mirror_colliders`] reads of a collider.
 type ColliderItem = (
     Entity,
@@ -243,9 +230,8 @@ type ColliderItem = (
 /// Gives each new or changed collider its parts (the old ones
 /// despawned; a collider without a `Transform`, which rapier puts at the
 /// origin, gets one there), and despawns the parts of colliders that are
-/// gone. A
-/// collider that is also a [`Body`], a [`Sensor`], or whose shape has no
-/// part this plugin's bodies can touch has none.
+/// gone. A collider that is also a [`Body`], a [`Sensor`], or whose shape
+/// has no part this plugin's bodies can touch has none.
 fn mirror_colliders(
     mut commands: Commands,
     colliders: Query<ColliderItem, (Without<Sensor>, Without<Body>)>,
@@ -265,61 +251,24 @@ fn mirror_colliders(
         // inherit that scale, so they are made of the unscaled shape.
         let mut unscaled = Collider::clone(&collider);
         unscaled.set_scale(Vec3::ONE, 0);
-        let found = match parts_of(&unscaled.raw) {
-            Ok(found) => {
-                reported.remove(&entity);
-                found
-            }
-            Err(problem) => {
-                if reported.insert(entity) {
-                    warn!("collider {entity}: {problem}; bodies do not touch it");
-                }
-                Vec::new()
-            }
-        };
-        for &part in mirrored.map_or(&[][..], |m| &m.0) {
-            commands.entity(part).try_despawn();
-        }
-        let groups = groups.map_or(CollisionGroups::ALL, |g| {
-            CollisionGroups::new(g.memberships.bits(), g.filters.bits())
-        });
-        let material = ContactMaterial::new(
-            restitution.map_or(0.0, |r| r.coefficient),
-            friction.map_or(0.5, |f| f.coefficient),
-        );
         if !placed {
             // rapier puts a collider without a transform at the origin;
             // its parts, children of its entity, need one to be placed.
             commands.entity(entity).insert(Transform::IDENTITY);
         }
-        let spawned = found
-            .into_iter()
-            .map(|(pose, obstacle)| {
-                commands
-                    .spawn((
-                        obstacle,
-                        pose,
-                        groups,
-                        material,
-                        ObstacleReaction::default(),
-                        ColliderPart { collider: entity },
-                        ChildOf(entity),
-                    ))
-                    .id()
-            })
-            .collect();
-        commands.entity(entity).insert(MirroredParts(spawned));
+        let mirror = kit::Mirror {
+            parts: parts_of(&unscaled.raw),
+            groups: groups.map_or(CollisionGroups::ALL, |g| {
+                CollisionGroups::new(g.memberships.bits(), g.filters.bits())
+            }),
+            material: ContactMaterial::new(
+                restitution.map_or(0.0, |r| r.coefficient),
+                friction.map_or(0.5, |f| f.coefficient),
+            ),
+        };
+        kit::mirror_collider(&mut commands, entity, mirrored, mirror, &mut reported);
     }
-    // Parts whose collider lost its `Collider` (or became a sensor or a
-    // body).
-    for (part, of) in &parts {
-        if !colliders.contains(of.collider) {
-            commands.entity(part).try_despawn();
-            if let Ok(mut collider) = commands.get_entity(of.collider) {
-                collider.try_remove::<MirroredParts>();
-            }
-        }
-    }
+    kit::drop_orphans(&mut commands, &parts, |c| colliders.contains(c));
 }
 
 /// rapier's rigid bodies as this bridge reads them: each entity's rigid
@@ -377,8 +326,8 @@ impl RigidBodies<'_, '_> {
             .get(link.0)
             .map_or(Vec3::ZERO, |(config, simulation)| {
                 let iterations = simulation.integration_parameters.num_solver_iterations;
-                let n = (iterations.max(1) * substeps) as f32;
-                config.gravity * rb.gravity_scale() * h * ((n + 1.0) / (2.0 * n))
+                let n = (iterations.max(1) * substeps) as u32;
+                kit::fall(config.gravity * rb.gravity_scale(), h, n)
             })
     }
 }
@@ -410,18 +359,7 @@ fn weigh_rigid_bodies(
             }
             _ => None,
         };
-        match (mass, weighed) {
-            (Some(mut mass), Some(weighed)) => {
-                mass.set_if_neq(weighed);
-            }
-            (None, Some(weighed)) => {
-                commands.entity(entity).insert(weighed);
-            }
-            (Some(_), None) => {
-                commands.entity(entity).remove::<ObstacleMass>();
-            }
-            (None, None) => {}
-        }
+        kit::put(&mut commands, entity, mass, weighed);
     }
 }
 
@@ -466,31 +404,13 @@ fn move_rigid_bodies(
         // rapier's velocity is its centre of mass's.
         Some((rb.linvel() + falls, rb.angvel(), rb.center_of_mass()))
     };
-    let velocity_at =
-        |(linear, angular, center): (Vec3, Vec3, Vec3), origin: Vec3| ObstacleVelocity {
-            linear: linear + angular.cross(origin - center),
-            angular,
-        };
-    // Written in place where it is there already (no command each step);
-    // `None` takes it off.
-    let mut set = |entity: Entity, velocity: Option<ObstacleVelocity>| match (
-        given.get_mut(entity),
-        velocity,
-    ) {
-        (Ok(mut now), Some(velocity)) => {
-            now.set_if_neq(velocity);
-        }
-        (Err(_), Some(velocity)) => {
-            commands.entity(entity).insert(velocity);
-        }
-        (Ok(_), None) => {
-            commands.entity(entity).remove::<ObstacleVelocity>();
-        }
-        (Err(_), None) => {}
+    // Written in place where it is there already (no command each step).
+    let mut set = |entity: Entity, velocity: Option<ObstacleVelocity>| {
+        kit::put(&mut commands, entity, given.get_mut(entity).ok(), velocity);
     };
     for (entity, ..) in &rigid.kinds {
         if let Some((moves, (_, rb))) = moving(entity).zip(rigid.get(entity)) {
-            set(entity, Some(velocity_at(moves, rb.translation())));
+            set(entity, Some(kit::velocity_at(moves, rb.translation())));
         }
     }
     for (part, of) in &parts {
@@ -499,7 +419,7 @@ fn move_rigid_bodies(
             .of_collider(of.collider)
             .and_then(&moving)
             .zip(at)
-            .map(|(moves, at)| velocity_at(moves, at.translation()));
+            .map(|(moves, at)| kit::velocity_at(moves, at.translation()));
         set(part, velocity);
     }
     for (entity, kind, _) in &rigid.kinds {
@@ -519,16 +439,7 @@ fn report_bodies_with_colliders(
     both: Query<Entity, BodyAndRapier>,
     mut reported: Local<EntityHashSet>,
 ) {
-    for entity in &both {
-        if reported.insert(entity) {
-            warn!(
-                "entity {entity} is both a bevy_euler_physics Body and a rapier collider or \
-                 rigid body; bodies do not touch its collider (make the Body an entity of its \
-                 own, tied to the rigid body)"
-            );
-        }
-    }
-    reported.retain(|&entity| both.contains(entity));
+    kit::report_bodies_with_colliders(&both, "a rapier", &mut reported);
 }
 
 /// After this plugin's step: each part's reaction, added to its collider's
