@@ -401,16 +401,17 @@ fn move_rigid_bodies(
         } else {
             Vec3::ZERO
         };
-        // rapier's velocity is its centre of mass's.
-        Some((rb.linvel() + falls, rb.angvel(), rb.center_of_mass()))
+        // rapier's velocity is its centre of mass's; and the body's origin.
+        let motion = (rb.linvel() + falls, rb.angvel(), rb.center_of_mass());
+        Some((motion, rb.translation()))
     };
     // Written in place where it is there already (no command each step).
     let mut set = |entity: Entity, velocity: Option<ObstacleVelocity>| {
         kit::put(&mut commands, entity, given.get_mut(entity).ok(), velocity);
     };
     for (entity, ..) in &rigid.kinds {
-        if let Some((moves, (_, rb))) = moving(entity).zip(rigid.get(entity)) {
-            set(entity, Some(kit::velocity_at(moves, rb.translation())));
+        if let Some((moves, origin)) = moving(entity) {
+            set(entity, Some(kit::velocity_at(moves, origin)));
         }
     }
     for (part, of) in &parts {
@@ -419,7 +420,7 @@ fn move_rigid_bodies(
             .of_collider(of.collider)
             .and_then(&moving)
             .zip(at)
-            .map(|(moves, at)| kit::velocity_at(moves, at.translation()));
+            .map(|((moves, _), at)| kit::velocity_at(moves, at.translation()));
         set(part, velocity);
     }
     for (entity, kind, _) in &rigid.kinds {
