@@ -803,6 +803,8 @@ fn the_crane_lifts_its_crate_and_the_net_holds_its_boxes() {
     let sources = [
         "examples/crane.rs",
         "bridges/avian3d/src/lib.rs",
+        "bridges/avian/bridge.rs",
+        "bridges/kit.rs",
         "bridges/shapes3d.rs",
     ];
     let Some(image) = capture("crane", &sources, 300) else {
@@ -845,6 +847,7 @@ fn the_wrecking_ball_swings_on_its_rope_and_the_net_holds_its_boxes() {
     let sources = [
         "examples/wrecking_ball.rs",
         "bridges/rapier3d/src/lib.rs",
+        "bridges/kit.rs",
         "bridges/shapes3d.rs",
     ];
     let Some(image) = capture("wrecking_ball", &sources, 300) else {
