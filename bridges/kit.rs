@@ -187,3 +187,43 @@ pub fn report_bodies_with_colliders<F: QueryFilter>(
     }
     reported.retain(|&entity| both.contains(entity));
 }
+
+/// The bridge's own systems of one of this plugin's sets in
+/// `FixedUpdate`: a schedule on the single-threaded executor, which one
+/// exclusive system in that set runs.
+///
+/// Bevy's multi-threaded executor hands every system that is not
+/// exclusive to a thread of its pool, and a fixed schedule with more than
+/// one such system stays on it (see `PhysicsSettings::lean_fixed_schedules`):
+/// the bridge's systems, added to `FixedUpdate` as they are, took this
+/// plugin's whole step off the single-threaded executor, about 0.12 ms a
+/// step in the `coupled` benchmark. They run one after another anyway.
+#[derive(bevy::ecs::schedule::ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BridgeSchedule {
+    /// Run in `PhysicsSystems::Prepare`.
+    Prepare,
+    /// Run in `PhysicsSystems::Finish`.
+    #[allow(dead_code, reason = "the avian bridges push in avian's own schedule")]
+    Finish,
+}
+
+/// Adds `systems` to the bridge's schedule `label`, and the system that
+/// runs it to its set of `FixedUpdate` (once).
+pub fn add_bridge_systems<M>(
+    app: &mut App,
+    label: BridgeSchedule,
+    systems: impl IntoScheduleConfigs<bevy::ecs::system::ScheduleSystem, M>,
+) {
+    if app.get_schedule(label).is_none() {
+        let mut schedule = Schedule::new(label);
+        schedule.set_executor(bevy::ecs::schedule::SingleThreadedExecutor::new());
+        app.add_schedule(schedule);
+        let set = match label {
+            BridgeSchedule::Prepare => bevy_euler_physics::PhysicsSystems::Prepare,
+            BridgeSchedule::Finish => bevy_euler_physics::PhysicsSystems::Finish,
+        };
+        let run = move |world: &mut World| world.run_schedule(label);
+        app.add_systems(FixedUpdate, run.in_set(set));
+    }
+    app.add_systems(label, systems);
+}

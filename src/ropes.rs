@@ -56,7 +56,9 @@ pub enum RopeEnd {
     /// would still need more substeps than
     /// [`PhysicsSettings::max_auto_substeps`](crate::PhysicsSettings::max_auto_substeps),
     /// the rope is spawned softer (a lower
-    /// [`stretch_hertz`](Rope::stretch_hertz)), with a warning.
+    /// [`stretch_hertz`](Rope::stretch_hertz)), with a warning. The end
+    /// body does not touch the entity it is tied to (nor that rigid body's
+    /// other colliders); the rope's other bodies do.
     Tied(Entity, Vec3),
 }
 

@@ -1180,6 +1180,72 @@ fn a_tie_to_an_obstacle_with_a_mass_shares_the_pull() {
     assert!((got.impulse - Vec3::X * 1.5).length() < 1.5e-3, "{got:?}");
 }
 
+/// A body does not touch what it is tied to, as jointed rigid bodies do
+/// not: a ball tied to the centre of a box, or to the rigid body a box
+/// belongs to (its `ObstacleMass`), hangs at the centre with its weight
+/// on the tie alone, while the same ball left free at a box's centre is
+/// pushed out of it.
+#[test]
+fn a_tied_body_does_not_touch_what_it_is_tied_to() {
+    let mut app = app();
+    no_sleep(&mut app);
+    let side = 0.5;
+    let cube = || Obstacle::from(Cuboid::new(side, side, side));
+    let at = [
+        Vec3::new(0.0, 1.0, 0.0),
+        Vec3::new(3.0, 1.0, 0.0),
+        Vec3::new(6.0, 1.0, 0.0),
+    ];
+    let static_box = spawn(
+        &mut app,
+        (
+            cube(),
+            Transform::from_translation(at[0]),
+            ObstacleReaction::default(),
+        ),
+    );
+    // A rigid body of another engine's, heavy, and one of its colliders.
+    let rigid = spawn(
+        &mut app,
+        (
+            Transform::from_translation(at[1]),
+            ObstacleReaction::default(),
+        ),
+    );
+    let inertia = Mat3::from_diagonal(Vec3::splat(1e3));
+    spawn(
+        &mut app,
+        (
+            cube(),
+            Transform::from_translation(at[1]),
+            ObstacleMass::new(rigid, 1e3, inertia, at[1]),
+        ),
+    );
+    spawn(&mut app, (cube(), Transform::from_translation(at[2])));
+    let m = 2.0;
+    let ball = |p: Vec3| (Body::new(m).with_position(p), Radius(0.1));
+    let tied = [
+        spawn(&mut app, (ball(at[0]), TiedTo::new(static_box, Vec3::ZERO))),
+        spawn(&mut app, (ball(at[1]), TiedTo::new(rigid, Vec3::ZERO))),
+    ];
+    let free = spawn(&mut app, ball(at[2]));
+    step(&mut app, 60);
+    for (ball, at) in tied.into_iter().zip(at) {
+        let p = body(&app, ball).position;
+        assert!((p - at).length() < 1e-3, "{p} against {at}");
+    }
+    // The static box's reaction is the tie's pull: the weight, no push.
+    let pull = app.world().get::<ObstacleReaction>(static_box).unwrap();
+    let weight = Vec3::new(0.0, -m * G * H, 0.0);
+    assert!(
+        (pull.impulse - weight).length() < 0.01 * weight.length(),
+        "{pull:?}"
+    );
+    let p = body(&app, free).position;
+    let out = (p - at[2]).abs().max_element();
+    assert!(out > side / 2.0, "the free ball stayed inside: {p}");
+}
+
 /// A tie to an entity that is gone is reported once; the body falls
 /// freely.
 #[test]
@@ -1256,10 +1322,10 @@ fn a_fine_rope_tied_to_a_giving_box_stays_finite() {
 }
 
 /// An island that blows up within its first step (a rope of 50 explicit
-/// links without substeps, tied to a box and lying on a floor) while
-/// touching obstacles is reported, and the obstacles' reactions stay
-/// finite: the NaN does not reach what reads them (another engine's rigid
-/// bodies).
+/// links without substeps, lying on a floor, its end tied to a point just
+/// inside a box's face, which the box pushes it out of) while touching
+/// obstacles is reported, and the obstacles' reactions stay finite: the
+/// NaN does not reach what reads them (another engine's rigid bodies).
 #[test]
 fn an_island_blowing_up_on_obstacles_pushes_no_nan() {
     let mut app = common::app();
@@ -1279,11 +1345,14 @@ fn an_island_blowing_up_on_obstacles_pushes_no_nan() {
             ObstacleReaction::default(),
         ),
     );
+    // A point of its own, not the box: a body tied to the box would not
+    // touch it.
+    let point = common::spawn(&mut app, Transform::from_xyz(1.3, 0.02, 0.0));
     let rope = common::spawn(
         &mut app,
         Rope::new(
             RopeEnd::Fixed(Vec3::new(-1.0, 0.02, 0.0)),
-            RopeEnd::Tied(crate_, Vec3::new(-0.2, -0.18, 0.0)),
+            RopeEnd::Tied(point, Vec3::ZERO),
         )
         .with_segments(50)
         .with_radius(0.02)

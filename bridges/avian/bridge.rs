@@ -27,22 +27,21 @@ pub struct AvianBridgePlugin;
 
 impl Plugin for AvianBridgePlugin {
     fn build(&self, app: &mut App) {
-        app.register_type::<ColliderPart>()
-            .add_systems(
-                FixedUpdate,
-                (
-                    report_bodies_with_colliders,
-                    mirror_colliders,
-                    weigh_rigid_bodies,
-                    move_rigid_bodies,
-                )
-                    .chain()
-                    .in_set(bevy_euler_physics::PhysicsSystems::Prepare),
+        kit::add_bridge_systems(
+            app,
+            kit::BridgeSchedule::Prepare,
+            (
+                report_bodies_with_colliders,
+                mirror_colliders,
+                weigh_rigid_bodies,
+                move_rigid_bodies,
             )
-            .add_systems(
-                FixedPostUpdate,
-                push_rigid_bodies.in_set(crate::avian::schedule::PhysicsSystems::First),
-            );
+                .chain(),
+        );
+        app.register_type::<ColliderPart>().add_systems(
+            FixedPostUpdate,
+            push_rigid_bodies.in_set(crate::avian::schedule::PhysicsSystems::First),
+        );
     }
 }
 

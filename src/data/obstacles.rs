@@ -746,6 +746,12 @@ impl ObstacleMass {
 /// stiff, as a [`Rope`](crate::Rope) with a
 /// [`RopeEnd::Tied`](crate::RopeEnd::Tied) end does by default).
 ///
+/// The body does not touch what it is tied to, as jointed rigid bodies do
+/// not: neither the target's own [`Obstacle`] nor any obstacle whose
+/// [`ObstacleMass`] names the target (a rigid body's colliders). A rope's
+/// end tied to a crate's face is held there by the tie alone, not pushed
+/// out by the face at every step. Its other bodies touch the crate.
+///
 /// A target that is gone or has no finite transform, an anchor that is
 /// not finite, or a fixed body is reported once
 /// ([`PhysicsIssue::BadTie`](crate::PhysicsIssue::BadTie)) and the body

@@ -482,6 +482,9 @@ pub struct TieRow {
     /// The [`Mover`] of the point's body (`u32::MAX`: it does not give
     /// way).
     pub mover: u32,
+    /// The obstacle the point's entity is itself (`u32::MAX`: none). The
+    /// body touches neither it nor any obstacle of `mover`.
+    pub obstacle: u32,
     /// Where the point is at the step's start and at the current pass's
     /// start, and its velocity over the step.
     pub anchor: Vec3A,
@@ -577,6 +580,9 @@ pub struct Obstacles<'a> {
     /// velocities changed in this step so far.
     pub movers: &'a [Mover],
     pub yields: &'a [Yield],
+    /// The step's ties, by slot: a tied body does not touch what it is
+    /// tied to.
+    pub ties: &'a [TieRow],
 }
 
 /// An obstacle contact's impulses at the end of a pass, for the next pass
@@ -618,9 +624,20 @@ pub fn find_obstacle_contacts(
         // A contact needs a gap below the radius and the pass's travel
         // (the body's and the surface's).
         let reach = 2.0 * round.radius + solve.h * (vel[i].length() + obstacles.speed);
+        // The body's tie, looked up at its first obstacle.
+        let mut tie: Option<Option<&TieRow>> = None;
         obstacles.grid.near(pos[i], reach, |o| {
             let obstacle = &obstacles.placed[o as usize];
             if !groups_touch(round.groups, obstacle.groups) {
+                return;
+            }
+            let tie = *tie.get_or_insert_with(|| {
+                let k = obstacles.ties.binary_search_by_key(&round.slot, |t| t.slot);
+                k.ok().map(|k| &obstacles.ties[k])
+            });
+            if tie.is_some_and(|t| {
+                t.obstacle == o || (t.mover != u32::MAX && t.mover == obstacle.mover)
+            }) {
                 return;
             }
             let local = obstacle.to_local * (pos[i] - obstacle.center);

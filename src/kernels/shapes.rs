@@ -10,7 +10,6 @@
 //! are prisms along `Z`, endless: a 2D game's bodies at any `z` meet them.
 
 use bevy::math::{Quat, Vec2, Vec3A};
-use bevy::platform::collections::HashMap;
 
 /// A shape in its own frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -468,22 +467,36 @@ pub const MAX_LOOKUP_CELLS: u64 = 512;
 /// A uniform grid of bounds (obstacles', or a mesh's triangles'): which
 /// may be within a distance of a point. Built once, each bound widened by
 /// `widen`; a lookup within that distance visits the point's cell alone,
-/// a farther one the cells around it, a hash lookup each.
+/// a farther one the cells around it. The cells are hashed into buckets
+/// laid out by a counting sort: no map, no comparison sort.
 #[derive(Debug, Default, Clone)]
 pub struct Grid {
     cell: f32,
     widen: f32,
-    /// (cell key, item), sorted.
+    /// (cell key, item), by bucket; within a bucket in item order.
     entries: Vec<(u64, u32)>,
-    /// Each occupied cell's run of `entries`.
-    cells: HashMap<u64, (u32, u32)>,
+    /// Bucket `b`'s run of `entries` is `starts[b]..starts[b + 1]` (a
+    /// power of two of buckets, and one more start).
+    starts: Vec<u32>,
+    /// The entries as laid out item by item, before the counting sort.
+    scratch: Vec<(u64, u32)>,
     /// The cells the entries fill, lowest and highest on each axis.
     span: ([i32; 3], [i32; 3]),
     /// Per item, the lowest cell its bounds reach (`[i32::MIN; 3]` for an
     /// item checked everywhere).
     first: Vec<[i32; 3]>,
-    /// Items too large or endless for the grid, in order.
-    everywhere: Vec<u32>,
+    /// Items too large or endless for the grid, in order, with their
+    /// bounds: a lookup visits those its reach meets.
+    everywhere: Vec<(u32, (Vec3A, Vec3A))>,
+}
+
+/// The bucket of cell `key` among `2^bits` (a multiplicative hash).
+#[inline]
+fn bucket(key: u64, bits: u32) -> usize {
+    if bits == 0 {
+        return 0;
+    }
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize
 }
 
 #[inline]
@@ -501,16 +514,20 @@ impl Grid {
         self.widen = widen.max(0.0);
         let w = Vec3A::splat(self.widen);
         self.entries.clear();
-        self.cells.clear();
+        self.starts.clear();
+        self.scratch.clear();
         self.everywhere.clear();
         self.first.clear();
         self.span = ([i32::MAX; 3], [i32::MIN; 3]);
-        let finite: Vec<f32> = bounds
-            .iter()
-            .map(|(min, max)| (*max - *min).max_element() + 2.0 * self.widen)
-            .filter(|e| e.is_finite())
-            .collect();
-        let mean = finite.iter().sum::<f32>() / finite.len().max(1) as f32;
+        let (mut sum, mut finite) = (0.0f32, 0usize);
+        for (min, max) in bounds {
+            let extent = (*max - *min).max_element() + 2.0 * self.widen;
+            if extent.is_finite() {
+                sum += extent;
+                finite += 1;
+            }
+        }
+        let mean = sum / finite.max(1) as f32;
         let cell = mean.max(min_cell);
         self.cell = if cell > 0.0 && cell.is_finite() {
             cell
@@ -518,11 +535,11 @@ impl Grid {
             1.0
         };
         for (o, &(min, max)) in bounds.iter().enumerate() {
-            let (min, max) = (min - w, max + w);
-            let (lo, hi) = (self.cell_of(min), self.cell_of(max));
+            let (wide_min, wide_max) = (min - w, max + w);
+            let (lo, hi) = (self.cell_of(wide_min), self.cell_of(wide_max));
             let count = (0..3).fold(1u64, |n, i| n * (hi[i] - lo[i] + 1).max(1) as u64);
-            if !(min.is_finite() && max.is_finite()) || count > MAX_CELLS {
-                self.everywhere.push(o as u32);
+            if !(wide_min.is_finite() && wide_max.is_finite()) || count > MAX_CELLS {
+                self.everywhere.push((o as u32, (min, max)));
                 self.first.push([i32::MIN; 3]);
                 continue;
             }
@@ -534,19 +551,39 @@ impl Grid {
             for x in lo[0]..=hi[0] {
                 for y in lo[1]..=hi[1] {
                     for z in lo[2]..=hi[2] {
-                        self.entries.push((cell_key([x, y, z]), o as u32));
+                        self.scratch.push((cell_key([x, y, z]), o as u32));
                     }
                 }
             }
         }
-        self.entries.sort_unstable();
-        let mut start = 0;
-        while start < self.entries.len() {
-            let key = self.entries[start].0;
-            let end = start + self.entries[start..].partition_point(|e| e.0 == key);
-            self.cells.insert(key, (start as u32, end as u32));
-            start = end;
+        if self.scratch.is_empty() {
+            return;
         }
+        // Counting sort by bucket, stable: each bucket's entries stay in
+        // item order.
+        let buckets = (2 * self.scratch.len()).next_power_of_two();
+        self.starts.resize(buckets + 1, 0);
+        let bits = buckets.trailing_zeros();
+        for &(key, _) in &self.scratch {
+            self.starts[bucket(key, bits) + 1] += 1;
+        }
+        for b in 0..buckets {
+            self.starts[b + 1] += self.starts[b];
+        }
+        self.entries.resize(self.scratch.len(), (0, 0));
+        let mut next = core::mem::take(&mut self.scratch);
+        for &(key, o) in &next {
+            let at = &mut self.starts[bucket(key, bits)];
+            self.entries[*at as usize] = (key, o);
+            *at += 1;
+        }
+        // Each start moved to its bucket's end: shift them back.
+        for b in (1..=buckets).rev() {
+            self.starts[b] = self.starts[b - 1];
+        }
+        self.starts[0] = 0;
+        next.clear();
+        self.scratch = next;
     }
 
     #[inline]
@@ -563,6 +600,7 @@ impl Grid {
     #[inline]
     pub fn near(&self, p: Vec3A, reach: f32, mut visit: impl FnMut(u32)) {
         if !self.entries.is_empty() {
+            let bits = (self.starts.len() - 1).trailing_zeros();
             let r = Vec3A::splat((reach - self.widen).max(0.0));
             let (lo, hi) = (self.cell_of(p - r), self.cell_of(p + r));
             // Only the cells that hold entries.
@@ -581,10 +619,13 @@ impl Grid {
                 for x in lo[0]..=hi[0] {
                     for y in lo[1]..=hi[1] {
                         for z in lo[2]..=hi[2] {
-                            let Some(&(from, to)) = self.cells.get(&cell_key([x, y, z])) else {
-                                continue;
-                            };
-                            for &(_, o) in &self.entries[from as usize..to as usize] {
+                            let key = cell_key([x, y, z]);
+                            let b = bucket(key, bits);
+                            let run = self.starts[b] as usize..self.starts[b + 1] as usize;
+                            for &(k, o) in &self.entries[run] {
+                                if k != key {
+                                    continue;
+                                }
                                 // Once: in the first cell the item and
                                 // the cube share.
                                 let f = self.first[o as usize];
@@ -598,8 +639,13 @@ impl Grid {
                 }
             }
         }
-        for &o in &self.everywhere {
-            visit(o);
+        for &(o, (min, max)) in &self.everywhere {
+            // Those beyond reach of `p` left out (endless or NaN bounds
+            // never are).
+            let r = Vec3A::splat(reach);
+            if !((p + r).cmplt(min).any() || (p - r).cmpgt(max).any()) {
+                visit(o);
+            }
         }
     }
 }

@@ -58,6 +58,8 @@ pub(crate) struct ObstacleRow {
 #[derive(Debug, Default)]
 pub(crate) struct ObstacleSet {
     pub rows: Vec<ObstacleRow>,
+    /// Each row's entity, in the rows' order (a compact copy to search).
+    entities: Vec<Entity>,
     /// The polygons' corners.
     pub vertices: Vec<Vec2>,
     /// The triangles of this step's meshes and height fields (the index
@@ -81,7 +83,8 @@ pub(crate) struct ObstacleSet {
     /// The bodies of the obstacles that give way ([`ObstacleMass`]), one
     /// per body entity, in the order of their first rows.
     pub movers: Vec<Mover>,
-    mover_bodies: Vec<Entity>,
+    /// Each mover's index, by its body's entity.
+    mover_of: bevy::ecs::entity::EntityHashMap<u32>,
     /// Per mover: how much its velocity changed in this step so far.
     pub yields: Vec<Yield>,
     /// The step's ties, by slot, and each one's target with the target's
@@ -104,20 +107,19 @@ impl ObstacleSet {
     /// first obstacle of a body gives its values), and each row's.
     fn find_movers(&mut self, masses: &[(Entity, ObstacleMass)]) {
         self.movers.clear();
-        self.mover_bodies.clear();
+        self.mover_of.clear();
         for &(entity, mass) in masses {
-            let known = self.mover_bodies.iter().position(|&b| b == mass.body);
-            let index = known.unwrap_or_else(|| {
-                self.mover_bodies.push(mass.body);
+            let next = self.movers.len() as u32;
+            let index = *self.mover_of.entry(mass.body).or_insert(next);
+            if index == next {
                 self.movers.push(Mover {
                     inv_mass: mass.inverse_mass,
                     inv_inertia: mass.inverse_inertia.into(),
                     center: mass.center_of_mass.into(),
                 });
-                self.movers.len() - 1
-            });
-            if let Ok(row) = self.rows.binary_search_by_key(&entity, |row| row.entity) {
-                self.rows[row].mover = index as u32;
+            }
+            if let Ok(row) = self.entities.binary_search(&entity) {
+                self.rows[row].mover = index;
             }
         }
     }
@@ -312,14 +314,12 @@ pub(crate) fn place_obstacles(
     set.broken = built.new_broken;
     // In entity order, whatever the query's.
     set.rows.sort_unstable_by_key(|row| row.entity);
+    set.entities.clear();
+    set.entities.extend(set.rows.iter().map(|row| row.entity));
     masses.sort_unstable_by_key(|&(entity, _)| entity);
     set.find_movers(&masses);
     for row in &old {
-        if set
-            .rows
-            .binary_search_by_key(&row.entity, |r| r.entity)
-            .is_err()
-        {
+        if set.entities.binary_search(&row.entity).is_err() {
             moved.push((row.entity, row.bounds));
         }
     }
@@ -549,8 +549,8 @@ pub(crate) fn write_obstacle_reactions(
     let set = &solver.obstacles;
     for (entity, mut reaction) in &mut reactions {
         let found = set
-            .rows
-            .binary_search_by_key(&entity, |row| row.entity)
+            .entities
+            .binary_search(&entity)
             .ok()
             .and_then(|row| set.reactions.get(row));
         let (mut linear, mut angular) = found.copied().unwrap_or((Vec3A::ZERO, Vec3A::ZERO));
@@ -609,7 +609,7 @@ pub(crate) fn place_ties(
             continue;
         };
         set.tie_reported.remove(&entity);
-        let mover = set.mover_bodies.iter().position(|&b| b == tie.target);
+        let mover = set.mover_of.get(&tie.target).map(|&m| m as usize);
         let (origin, point) = (at.translation(), at.transform_point(tie.anchor));
         let velocity = velocities
             .get(tie.target)
@@ -624,9 +624,11 @@ pub(crate) fn place_ties(
             continue;
         }
         let arm = mover.map_or(Vec3A::ZERO, |m| Vec3A::from(point) - set.movers[m].center);
+        let obstacle = set.entities.binary_search(&tie.target);
         let row = TieRow {
             slot: index.slot,
             mover: mover.map_or(u32::MAX, |m| m as u32),
+            obstacle: obstacle.map_or(u32::MAX, |o| o as u32),
             anchor: point.into(),
             at: point.into(),
             velocity: velocity.into(),

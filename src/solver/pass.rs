@@ -520,6 +520,7 @@ impl Pass {
             grid: &set.grid,
             movers: &set.movers,
             yields: &set.yields,
+            ties: &set.ties,
         };
         let obstacle_warm = &mut set.warm[self.group];
         find_obstacle_contacts(

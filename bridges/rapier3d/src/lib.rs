@@ -197,22 +197,19 @@ pub struct RapierBridgePlugin;
 
 impl Plugin for RapierBridgePlugin {
     fn build(&self, app: &mut App) {
-        app.register_type::<ColliderPart>()
-            .add_systems(
-                FixedUpdate,
-                (
-                    report_bodies_with_colliders,
-                    mirror_colliders,
-                    weigh_rigid_bodies,
-                    move_rigid_bodies,
-                )
-                    .chain()
-                    .in_set(bevy_euler_physics::PhysicsSystems::Prepare),
+        app.register_type::<ColliderPart>();
+        kit::add_bridge_systems(
+            app,
+            kit::BridgeSchedule::Prepare,
+            (
+                report_bodies_with_colliders,
+                mirror_colliders,
+                weigh_rigid_bodies,
+                move_rigid_bodies,
             )
-            .add_systems(
-                FixedUpdate,
-                push_rigid_bodies.in_set(bevy_euler_physics::PhysicsSystems::Finish),
-            );
+                .chain(),
+        );
+        kit::add_bridge_systems(app, kit::BridgeSchedule::Finish, push_rigid_bodies);
     }
 }
 
