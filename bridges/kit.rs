@@ -7,6 +7,7 @@ use bevy::ecs::component::Mutable;
 use bevy::ecs::entity::EntityHashSet;
 use bevy::ecs::query::QueryFilter;
 use bevy::prelude::*;
+use bevy_euler_physics::PhysicsSystems;
 use bevy_euler_physics::prelude::{
     CollisionGroups, ContactMaterial, Obstacle, ObstacleReaction, ObstacleVelocity,
 };
@@ -199,29 +200,20 @@ pub fn report_bodies_with_colliders<F: QueryFilter>(
 /// plugin's whole step off the single-threaded executor, about 0.12 ms a
 /// step in the `coupled` benchmark. They run one after another anyway.
 #[derive(bevy::ecs::schedule::ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BridgeSchedule {
-    /// Run in `PhysicsSystems::Prepare`.
-    Prepare,
-    /// Run in `PhysicsSystems::Finish`.
-    #[allow(dead_code, reason = "the avian bridges push in avian's own schedule")]
-    Finish,
-}
+pub struct BridgeSchedule(pub PhysicsSystems);
 
-/// Adds `systems` to the bridge's schedule `label`, and the system that
-/// runs it to its set of `FixedUpdate` (once).
+/// Adds `systems` to the bridge's schedule of `set`, and the system that
+/// runs it to `set` in `FixedUpdate` (once).
 pub fn add_bridge_systems<M>(
     app: &mut App,
-    label: BridgeSchedule,
+    set: PhysicsSystems,
     systems: impl IntoScheduleConfigs<bevy::ecs::system::ScheduleSystem, M>,
 ) {
+    let label = BridgeSchedule(set);
     if app.get_schedule(label).is_none() {
         let mut schedule = Schedule::new(label);
         schedule.set_executor(bevy::ecs::schedule::SingleThreadedExecutor::new());
         app.add_schedule(schedule);
-        let set = match label {
-            BridgeSchedule::Prepare => bevy_euler_physics::PhysicsSystems::Prepare,
-            BridgeSchedule::Finish => bevy_euler_physics::PhysicsSystems::Finish,
-        };
         let run = move |world: &mut World| world.run_schedule(label);
         app.add_systems(FixedUpdate, run.in_set(set));
     }

@@ -29,7 +29,7 @@ impl Plugin for AvianBridgePlugin {
     fn build(&self, app: &mut App) {
         kit::add_bridge_systems(
             app,
-            kit::BridgeSchedule::Prepare,
+            bevy_euler_physics::PhysicsSystems::Prepare,
             (
                 report_bodies_with_colliders,
                 mirror_colliders,

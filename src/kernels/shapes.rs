@@ -571,19 +571,14 @@ impl Grid {
             self.starts[b + 1] += self.starts[b];
         }
         self.entries.resize(self.scratch.len(), (0, 0));
-        let mut next = core::mem::take(&mut self.scratch);
-        for &(key, o) in &next {
+        for &(key, o) in &self.scratch {
             let at = &mut self.starts[bucket(key, bits)];
             self.entries[*at as usize] = (key, o);
             *at += 1;
         }
         // Each start moved to its bucket's end: shift them back.
-        for b in (1..=buckets).rev() {
-            self.starts[b] = self.starts[b - 1];
-        }
+        self.starts.copy_within(..buckets, 1);
         self.starts[0] = 0;
-        next.clear();
-        self.scratch = next;
     }
 
     #[inline]

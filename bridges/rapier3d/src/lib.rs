@@ -200,7 +200,7 @@ impl Plugin for RapierBridgePlugin {
         app.register_type::<ColliderPart>();
         kit::add_bridge_systems(
             app,
-            kit::BridgeSchedule::Prepare,
+            bevy_euler_physics::PhysicsSystems::Prepare,
             (
                 report_bodies_with_colliders,
                 mirror_colliders,
@@ -209,7 +209,11 @@ impl Plugin for RapierBridgePlugin {
             )
                 .chain(),
         );
-        kit::add_bridge_systems(app, kit::BridgeSchedule::Finish, push_rigid_bodies);
+        kit::add_bridge_systems(
+            app,
+            bevy_euler_physics::PhysicsSystems::Finish,
+            push_rigid_bodies,
+        );
     }
 }
 
