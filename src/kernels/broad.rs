@@ -63,6 +63,12 @@ pub struct BroadPhase {
     /// Items kept out of the grid, by key.
     large: Vec<(u64, u32)>,
     reaches: Vec<f32>,
+    /// The sort's buffers (see [`sort_by_cell`]).
+    scratch: Vec<(Cell, u64, u32)>,
+    counts: Vec<u32>,
+    /// Per item of the last call: its place in the sorted `entries`
+    /// (`u32::MAX` for one out of the grid).
+    rank: Vec<u32>,
 }
 
 impl BroadPhase {
@@ -127,7 +133,18 @@ impl BroadPhase {
             }
             self.entries.push((cell, item.key, i as u32));
         }
-        self.entries.sort_unstable();
+        // (The last call's ranks only speed the sort up where the items
+        // are the same ones.)
+        if self.rank.len() != items.len() {
+            self.rank.clear();
+        }
+        let buffers = (&mut self.scratch, &mut self.counts);
+        sort_by_cell(&mut self.entries, &self.rank, buffers);
+        self.rank.clear();
+        self.rank.resize(items.len(), u32::MAX);
+        for (at, &(_, _, i)) in self.entries.iter().enumerate() {
+            self.rank[i as usize] = at as u32;
+        }
         let mut start = 0;
         while start < self.entries.len() {
             let cell = self.entries[start].0;
@@ -227,6 +244,116 @@ impl BroadPhase {
         }
     }
 }
+
+/// Sorts `entries` by cell, then key, then item, as `sort_unstable` does.
+///
+/// Where the occupied cells' bounding box holds at most [`DENSE`] cells
+/// per entry (a pile, a cloth, a heap), in linear time: a stable counting
+/// sort by the cell's place in the box (its lexicographic order), then
+/// each cell's few entries by key. A sparse scene (items spread over a
+/// volume far larger than they fill: ropes hanging apart) is sorted by
+/// comparison, starting from the last call's order (`rank`: each item's
+/// place in the last sorted entries, or empty): a scene moves little from
+/// step to step, and the adaptive sort takes nearly sorted runs in about
+/// linear time. The result does not depend on the entries' order before.
+/// `scratch` and `counts` are kept between calls.
+fn sort_by_cell(
+    entries: &mut Vec<(Cell, u64, u32)>,
+    rank: &[u32],
+    (scratch, counts): (&mut Vec<(Cell, u64, u32)>, &mut Vec<u32>),
+) {
+    let Some(&(first, _, _)) = entries.first() else {
+        return;
+    };
+    let (mut low, mut high) = (first, first);
+    for &(cell, _, _) in entries.iter() {
+        for k in 0..3 {
+            low[k] = low[k].min(cell[k]);
+            high[k] = high[k].max(cell[k]);
+        }
+    }
+    let span = [0, 1, 2].map(|k| (i64::from(high[k]) - i64::from(low[k]) + 1) as u64);
+    let box_cells = span[0]
+        .checked_mul(span[1])
+        .and_then(|cells| cells.checked_mul(span[2]));
+    let limit = (DENSE * entries.len() as u64).max(4096);
+    let Some(box_cells) = box_cells.filter(|&cells| cells <= limit) else {
+        in_last_order(entries, rank, scratch);
+        entries.sort();
+        return;
+    };
+    // The cell's place in the box: lexicographic order of (x, y, z).
+    let place = |cell: Cell| {
+        let d = [0, 1, 2].map(|k| (i64::from(cell[k]) - i64::from(low[k])) as usize);
+        (d[0] * span[1] as usize + d[1]) * span[2] as usize + d[2]
+    };
+    counts.clear();
+    counts.resize(box_cells as usize + 1, 0);
+    for &(cell, _, _) in entries.iter() {
+        counts[place(cell) + 1] += 1;
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    scratch.clear();
+    scratch.resize(entries.len(), NONE);
+    for &entry in entries.iter() {
+        let at = &mut counts[place(entry.0)];
+        scratch[*at as usize] = entry;
+        *at += 1;
+    }
+    core::mem::swap(entries, scratch);
+    // Each cell's run by key (then item): runs are a few entries long.
+    let mut start = 0;
+    while start < entries.len() {
+        let cell = entries[start].0;
+        let end = start
+            + entries[start..]
+                .iter()
+                .take_while(|entry| entry.0 == cell)
+                .count();
+        entries[start..end].sort_unstable();
+        start = end;
+    }
+}
+
+/// An empty place in [`in_last_order`]'s buffer.
+const NONE: (Cell, u64, u32) = ([0; 3], 0, u32::MAX);
+
+/// Puts `entries` in the order of their items' `rank` (see
+/// [`sort_by_cell`]), those without one after, in linear time.
+fn in_last_order(
+    entries: &mut Vec<(Cell, u64, u32)>,
+    rank: &[u32],
+    scratch: &mut Vec<(Cell, u64, u32)>,
+) {
+    if rank.is_empty() {
+        return;
+    }
+    let ranked = |i: u32| rank.get(i as usize).copied().unwrap_or(u32::MAX);
+    let places = entries
+        .iter()
+        .map(|e| ranked(e.2))
+        .filter(|&r| r != u32::MAX)
+        .max()
+        .map_or(0, |r| r as usize + 1);
+    scratch.clear();
+    scratch.resize(places, NONE);
+    let mut rest = Vec::new();
+    for &entry in entries.iter() {
+        match ranked(entry.2) {
+            u32::MAX => rest.push(entry),
+            r => scratch[r as usize] = entry,
+        }
+    }
+    entries.clear();
+    entries.extend(scratch.iter().filter(|e| e.2 != u32::MAX));
+    entries.extend(rest);
+}
+
+/// The most cells per entry in the occupied cells' bounding box for which
+/// [`sort_by_cell`] counts rather than compares.
+const DENSE: u64 = 8;
 
 /// `cell + offset`.
 fn add(cell: Cell, offset: Cell) -> Cell {
@@ -380,6 +507,57 @@ mod tests {
             broad.large_pairs(&items, &|_, _| true, &mut parts);
             assert_eq!(parts, whole);
             assert_eq!(sorted(&whole), brute(&items));
+        }
+    }
+
+    /// The counting sort orders the entries exactly as a comparison sort
+    /// does: dense and sparse, flat and not, with cells beyond the clamp.
+    #[test]
+    fn the_counting_sort_gives_the_sorted_order() {
+        for (n, spread, flat, seed) in [
+            (2000, 3.0, true, 21),
+            (2000, 3.0, false, 22),
+            (50, 1e6, false, 23),
+            (1, 1.0, true, 24),
+        ] {
+            let items = scatter(n, spread, seed, flat);
+            let mut entries: Vec<(Cell, u64, u32)> = items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let c = (item.pos / 0.1).floor();
+                    ([c.x as i32, c.y as i32, c.z as i32], item.key, i as u32)
+                })
+                .collect();
+            if n > 2 {
+                entries[1].0 = [i32::MIN / 2, 0, 0];
+                entries[2].0 = [0, i32::MAX / 2, 0];
+            }
+            let mut expected = entries.clone();
+            expected.sort_unstable();
+            let (mut scratch, mut counts) = (Vec::new(), Vec::new());
+            sort_by_cell(&mut entries, &[], (&mut scratch, &mut counts));
+            assert_eq!(entries, expected);
+            // From a stale order (every other item's rank, reversed): the
+            // same.
+            let mut again = expected.clone();
+            again.reverse();
+            let rank: Vec<u32> = (0..n as u32)
+                .map(|i| if i % 2 == 0 { n as u32 - i } else { u32::MAX })
+                .collect();
+            sort_by_cell(&mut again, &rank, (&mut scratch, &mut counts));
+            assert_eq!(again, expected);
+            // Dense without the far entries: counted, the same order.
+            let mut dense: Vec<_> = expected
+                .iter()
+                .copied()
+                .filter(|e| e.0[0].abs() < 1000 && e.0[1].abs() < 1000)
+                .rev()
+                .collect();
+            let mut sorted = dense.clone();
+            sorted.sort_unstable();
+            sort_by_cell(&mut dense, &[], (&mut scratch, &mut counts));
+            assert_eq!(dense, sorted);
         }
     }
 

@@ -108,6 +108,7 @@ impl ObstacleSet {
     fn find_movers(&mut self, masses: &[(Entity, ObstacleMass)]) {
         self.movers.clear();
         self.mover_of.clear();
+        let mut row = 0;
         for &(entity, mass) in masses {
             let next = self.movers.len() as u32;
             let index = *self.mover_of.entry(mass.body).or_insert(next);
@@ -118,7 +119,9 @@ impl ObstacleSet {
                     center: mass.center_of_mass.into(),
                 });
             }
-            if let Ok(row) = self.entities.binary_search(&entity) {
+            // Both sorted by entity: the row is at or after the cursor.
+            row += self.entities[row..].partition_point(|&e| e < entity);
+            if self.entities.get(row) == Some(&entity) {
                 self.rows[row].mover = index;
             }
         }
@@ -193,7 +196,41 @@ type ObstacleItem = (
     Option<&'static CollisionGroups>,
     Option<&'static ObstacleMass>,
     Has<Body>,
+    // Its pose, composed up its ancestors (see `pose_of`).
+    Option<&'static Transform>,
+    Option<&'static ChildOf>,
 );
+
+/// An obstacle's ancestors, for its pose.
+type Ancestors<'w, 's> = Query<'w, 's, (&'static Transform, Option<&'static ChildOf>)>;
+
+/// `entity`'s global pose from its `Transform` (`own`) and its ancestors'
+/// (from `parent` up), composed as `Transform`s: what its
+/// `GlobalTransform` will be, without composing and decomposing matrices.
+/// `None` where that composition is not exact or not found (an ancestor
+/// whose scale is not uniform and positive, a rotation that is not a unit
+/// quaternion, an ancestor without a `Transform`, or a hierarchy deeper
+/// than 64): the caller then asks Bevy's `TransformHelper`.
+fn pose_of(own: &Transform, parent: Option<&ChildOf>, ancestors: &Ancestors) -> Option<Transform> {
+    if !(own.scale.min_element() > 0.0 && own.rotation.is_normalized()) {
+        return None;
+    }
+    let mut pose = *own;
+    let mut up = parent.map(ChildOf::parent);
+    for _ in 0..64 {
+        let Some(at) = up else {
+            return Some(pose);
+        };
+        let (transform, next) = ancestors.get(at).ok()?;
+        let s = transform.scale;
+        if !(s.x > 0.0 && s.x == s.y && s.y == s.z && transform.rotation.is_normalized()) {
+            return None;
+        }
+        pose = transform.mul_transform(pose);
+        up = next.map(ChildOf::parent);
+    }
+    None
+}
 
 /// Start of the fixed step, before the wakes are read: places every
 /// obstacle for the step (see the [module docs](self)), reports those it
@@ -203,7 +240,7 @@ pub(crate) fn place_obstacles(
     mut solver: ResMut<SolverState>,
     mut requests: ResMut<SolverRequests>,
     time: Res<Time<Fixed>>,
-    helper: TransformHelper,
+    (helper, ancestors): (TransformHelper, Ancestors),
     mut obstacles: Query<ObstacleItem>,
     mut reporter: Reporter,
 ) {
@@ -231,9 +268,18 @@ pub(crate) fn place_obstacles(
     };
     let mut moved = Vec::new();
     let mut masses = Vec::new();
-    for (entity, obstacle, mut state, given, material, groups, mass, is_body) in &mut obstacles {
-        let placed = place(entity, &obstacle, &helper, is_body, &mut set.vertices)
-            .and_then(|placed| built.resolve(entity, &obstacle, placed));
+    for item in &mut obstacles {
+        let (entity, obstacle, mut state, given, material, groups, mass, is_body, own, parent) =
+            item;
+        let pose = own.and_then(|own| pose_of(own, parent, &ancestors));
+        let placed = place(
+            entity,
+            &obstacle,
+            (&helper, pose),
+            is_body,
+            &mut set.vertices,
+        )
+        .and_then(|placed| built.resolve(entity, &obstacle, placed));
         let Placed {
             shape,
             local,
@@ -313,10 +359,12 @@ pub(crate) fn place_obstacles(
     }
     set.broken = built.new_broken;
     // In entity order, whatever the query's.
-    set.rows.sort_unstable_by_key(|row| row.entity);
+    // (A stable sort, which takes the query's runs of ascending entities
+    // as they come; entities are distinct, so it is the one order.)
+    set.rows.sort_by_key(|row| row.entity);
     set.entities.clear();
     set.entities.extend(set.rows.iter().map(|row| row.entity));
-    masses.sort_unstable_by_key(|&(entity, _)| entity);
+    masses.sort_by_key(|&(entity, _)| entity);
     set.find_movers(&masses);
     for row in &old {
         if set.entities.binary_search(&row.entity).is_err() {
@@ -430,20 +478,25 @@ impl Meshes<'_> {
 }
 
 /// An obstacle as its transform places it now, or what is wrong.
+/// `pose` is its global pose where [`pose_of`] found it; else `helper`
+/// finds it.
 fn place(
     entity: Entity,
     obstacle: &Obstacle,
-    helper: &TransformHelper,
+    (helper, pose): (&TransformHelper, Option<Transform>),
     is_body: bool,
     vertices: &mut Vec<Vec2>,
 ) -> Result<Placed, ObstacleProblem> {
     if is_body {
         return Err(ObstacleProblem::IsABody);
     }
-    let global = helper
-        .compute_global_transform(entity)
-        .map_err(|_| ObstacleProblem::NonFinitePose)?;
-    let (scale, rotation, translation) = global.to_scale_rotation_translation();
+    let (scale, rotation, translation) = match pose {
+        Some(t) => (t.scale, t.rotation, t.translation),
+        None => helper
+            .compute_global_transform(entity)
+            .map_err(|_| ObstacleProblem::NonFinitePose)?
+            .to_scale_rotation_translation(),
+    };
     if !translation.is_finite() {
         return Err(ObstacleProblem::NonFinitePose);
     }
@@ -647,4 +700,74 @@ pub(crate) fn place_ties(
         .extend(targets.map(|t| (t, Vec3A::ZERO, Vec3A::ZERO)));
     set.pushes.sort_unstable_by_key(|p| p.0);
     set.pushes.dedup_by_key(|p| p.0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::ecs::system::RunSystemOnce;
+
+    /// Composed as `Transform`s up a hierarchy of uniform scales, an
+    /// obstacle's pose is what Bevy's matrices give (within rounding); a
+    /// parent whose scale is not uniform, or a parent without a
+    /// `Transform`, leaves it to `TransformHelper`.
+    #[test]
+    fn poses_composed_up_the_hierarchy_match_bevys() {
+        let mut world = World::new();
+        let top = world
+            .spawn(Transform::from_xyz(3.0, -1.0, 2.0).with_scale(Vec3::splat(2.0)))
+            .id();
+        let middle = world
+            .spawn((
+                Transform::from_xyz(0.5, 1.0, 0.0).with_rotation(Quat::from_euler(
+                    EulerRot::XYZ,
+                    0.3,
+                    -1.1,
+                    0.7,
+                )),
+                ChildOf(top),
+            ))
+            .id();
+        let leaf = world
+            .spawn((
+                Transform::from_xyz(0.2, 0.0, -0.4)
+                    .with_rotation(Quat::from_rotation_y(0.9))
+                    .with_scale(Vec3::new(1.0, 0.5, 3.0)),
+                ChildOf(middle),
+            ))
+            .id();
+        let squashed = world
+            .spawn(Transform::from_scale(Vec3::new(1.0, 2.0, 1.0)))
+            .id();
+        let under_squashed = world
+            .spawn((Transform::from_xyz(1.0, 0.0, 0.0), ChildOf(squashed)))
+            .id();
+        let bare = world.spawn_empty().id();
+        let orphan = world.spawn((Transform::IDENTITY, ChildOf(bare))).id();
+        let check = move |helper: TransformHelper,
+                          ancestors: Ancestors,
+                          items: Query<(&Transform, Option<&ChildOf>)>| {
+            let pose = |e: Entity| {
+                let (own, parent) = items.get(e).unwrap();
+                pose_of(own, parent, &ancestors)
+            };
+            for e in [top, middle, leaf] {
+                let found = pose(e).expect("uniform ancestors compose");
+                let (scale, rotation, translation) = helper
+                    .compute_global_transform(e)
+                    .unwrap()
+                    .to_scale_rotation_translation();
+                assert!(found.translation.abs_diff_eq(translation, 1e-5), "{e}");
+                assert!(found.scale.abs_diff_eq(scale, 1e-5), "{e}");
+                assert!(found.rotation.angle_between(rotation) < 1e-3, "{e}");
+            }
+            assert_eq!(
+                pose(squashed),
+                Some(Transform::from_scale(Vec3::new(1.0, 2.0, 1.0)))
+            );
+            assert_eq!(pose(under_squashed), None);
+            assert_eq!(pose(orphan), None);
+        };
+        world.run_system_once(check).unwrap();
+    }
 }
