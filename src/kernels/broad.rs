@@ -147,13 +147,9 @@ impl BroadPhase {
         }
         let mut start = 0;
         while start < self.entries.len() {
-            let cell = self.entries[start].0;
-            let end = start
-                + self.entries[start..]
-                    .iter()
-                    .take_while(|entry| entry.0 == cell)
-                    .count();
-            self.cells.push((cell, start as u32, end as u32));
+            let end = run_end(&self.entries, start);
+            self.cells
+                .push((self.entries[start].0, start as u32, end as u32));
             start = end;
         }
         self.large.sort_unstable();
@@ -306,15 +302,22 @@ fn sort_by_cell(
     // Each cell's run by key (then item): runs are a few entries long.
     let mut start = 0;
     while start < entries.len() {
-        let cell = entries[start].0;
-        let end = start
-            + entries[start..]
-                .iter()
-                .take_while(|entry| entry.0 == cell)
-                .count();
+        let end = run_end(entries, start);
         entries[start..end].sort_unstable();
         start = end;
     }
+}
+
+/// Where the run of `entries` (grouped by cell) that shares the cell of
+/// entry `start` ends.
+#[inline]
+fn run_end(entries: &[(Cell, u64, u32)], start: usize) -> usize {
+    let cell = entries[start].0;
+    start
+        + entries[start..]
+            .iter()
+            .take_while(|entry| entry.0 == cell)
+            .count()
 }
 
 /// An empty place in [`in_last_order`]'s buffer.

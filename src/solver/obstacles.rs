@@ -196,22 +196,21 @@ type ObstacleItem = (
     Option<&'static CollisionGroups>,
     Option<&'static ObstacleMass>,
     Has<Body>,
-    // Its pose, composed up its ancestors (see `pose_of`).
-    Option<&'static Transform>,
-    Option<&'static ChildOf>,
 );
 
-/// An obstacle's ancestors, for its pose.
+/// The `Transform`s and parents of obstacles and their ancestors, for
+/// their poses.
 type Ancestors<'w, 's> = Query<'w, 's, (&'static Transform, Option<&'static ChildOf>)>;
 
-/// `entity`'s global pose from its `Transform` (`own`) and its ancestors'
-/// (from `parent` up), composed as `Transform`s: what its
-/// `GlobalTransform` will be, without composing and decomposing matrices.
-/// `None` where that composition is not exact or not found (an ancestor
-/// whose scale is not uniform and positive, a rotation that is not a unit
-/// quaternion, an ancestor without a `Transform`, or a hierarchy deeper
-/// than 64): the caller then asks Bevy's `TransformHelper`.
-fn pose_of(own: &Transform, parent: Option<&ChildOf>, ancestors: &Ancestors) -> Option<Transform> {
+/// `entity`'s global pose from its `Transform` and its ancestors',
+/// composed as `Transform`s: what its `GlobalTransform` will be, without
+/// composing and decomposing matrices. `None` where that composition is
+/// not exact or not found (an ancestor whose scale is not uniform and
+/// positive, a rotation that is not a unit quaternion, no `Transform`, or
+/// a hierarchy deeper than 64): the caller then asks Bevy's
+/// `TransformHelper`.
+fn pose_of(entity: Entity, ancestors: &Ancestors) -> Option<Transform> {
+    let (own, parent) = ancestors.get(entity).ok()?;
     if !(own.scale.min_element() > 0.0 && own.rotation.is_normalized()) {
         return None;
     }
@@ -268,10 +267,8 @@ pub(crate) fn place_obstacles(
     };
     let mut moved = Vec::new();
     let mut masses = Vec::new();
-    for item in &mut obstacles {
-        let (entity, obstacle, mut state, given, material, groups, mass, is_body, own, parent) =
-            item;
-        let pose = own.and_then(|own| pose_of(own, parent, &ancestors));
+    for (entity, obstacle, mut state, given, material, groups, mass, is_body) in &mut obstacles {
+        let pose = pose_of(entity, &ancestors);
         let placed = place(
             entity,
             &obstacle,
@@ -744,13 +741,8 @@ mod tests {
             .id();
         let bare = world.spawn_empty().id();
         let orphan = world.spawn((Transform::IDENTITY, ChildOf(bare))).id();
-        let check = move |helper: TransformHelper,
-                          ancestors: Ancestors,
-                          items: Query<(&Transform, Option<&ChildOf>)>| {
-            let pose = |e: Entity| {
-                let (own, parent) = items.get(e).unwrap();
-                pose_of(own, parent, &ancestors)
-            };
+        let check = move |helper: TransformHelper, ancestors: Ancestors| {
+            let pose = |e: Entity| pose_of(e, &ancestors);
             for e in [top, middle, leaf] {
                 let found = pose(e).expect("uniform ancestors compose");
                 let (scale, rotation, translation) = helper
