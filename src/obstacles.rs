@@ -40,3 +40,4 @@ pub use crate::data::obstacles::{
     HeightField, Obstacle, ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity, TiedTo,
     TriangleMesh,
 };
+pub use crate::solver::obstacles::ObstaclePoses;

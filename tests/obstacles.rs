@@ -1109,6 +1109,160 @@ fn an_invalid_obstacle_mass_is_reported_and_the_obstacle_stays() {
     );
 }
 
+/// A ball on a resting box, and a ball on a resting ball, stepped with
+/// each obstacle placed afresh every step (marked changed) and with what
+/// the last step placed it as kept (nothing changed): the same bits.
+#[test]
+fn a_resting_obstacle_kept_from_the_last_step_steps_as_one_placed_afresh() {
+    fn run(afresh: bool) -> Vec<Body> {
+        let mut app = app();
+        no_sleep(&mut app);
+        if afresh {
+            app.add_systems(
+                FixedUpdate,
+                (|mut all: Query<&mut Obstacle>| all.iter_mut().for_each(|mut o| o.set_changed()))
+                    .in_set(PhysicsSystems::Prepare),
+            );
+        }
+        let parent = spawn(
+            &mut app,
+            Transform::from_xyz(0.5, 0.0, -0.25).with_scale(Vec3::splat(2.0)),
+        );
+        spawn(
+            &mut app,
+            (
+                Obstacle::from(Cuboid::new(1.0, 0.2, 1.0)),
+                Transform::from_xyz(0.0, 0.1, 0.0).with_rotation(Quat::from_rotation_y(0.4)),
+                ChildOf(parent),
+            ),
+        );
+        spawn(
+            &mut app,
+            (
+                Obstacle::from(Sphere::new(0.5)),
+                Transform::from_xyz(3.0, 0.5, 0.0),
+            ),
+        );
+        let balls = [
+            drop_ball(&mut app, Vec3::new(0.6, 0.8, -0.2)),
+            drop_ball(&mut app, Vec3::new(3.1, 1.5, 0.05)),
+        ];
+        step(&mut app, 90);
+        balls.iter().map(|&b| body(&app, b)).collect()
+    }
+    let (kept, afresh) = (run(false), run(true));
+    for (k, a) in kept.iter().zip(&afresh) {
+        assert_eq!(
+            k.position.to_array().map(f32::to_bits),
+            a.position.to_array().map(f32::to_bits)
+        );
+        assert_eq!(
+            k.velocity.to_array().map(f32::to_bits),
+            a.velocity.to_array().map(f32::to_bits)
+        );
+    }
+    // Both balls came to rest on their obstacles (not through them): the
+    // box scaled by its parent is 0.4 tall, its top at 0.4.
+    assert!(
+        (kept[0].position.y - (0.4 + R)).abs() < 2e-3,
+        "{}",
+        kept[0].position
+    );
+    assert!(kept[1].position.distance(Vec3::new(3.0, 0.5, 0.0)) > 0.5 + R - 2e-3);
+}
+
+/// An obstacle at rest that changes in place (a larger shape, or it
+/// becomes a body) is placed again: the ball on it rises with its new
+/// size, and the body is reported.
+#[test]
+fn a_resting_obstacle_that_changes_is_placed_again() {
+    let mut app = app();
+    no_sleep(&mut app);
+    let tray = spawn(&mut app, Obstacle::from(Cuboid::new(2.0, 0.2, 2.0)));
+    let ball = drop_ball(&mut app, Vec3::new(0.0, 0.1 + R, 0.0));
+    step(&mut app, 30);
+    assert!((body(&app, ball).position.y - (0.1 + R)).abs() < 2e-3);
+    app.world_mut()
+        .entity_mut(tray)
+        .insert(Obstacle::from(Cuboid::new(2.0, 0.6, 2.0)));
+    step(&mut app, 60);
+    let y = body(&app, ball).position.y;
+    assert!(
+        (y - (0.3 + R)).abs() < 2e-3,
+        "rests on the taller tray: {y}"
+    );
+    assert!(warnings_for(&app, tray).is_empty());
+    app.world_mut().entity_mut(tray).insert(Body::new(1.0));
+    step(&mut app, 1);
+    let problem = ObstacleProblem::IsABody;
+    assert_eq!(
+        warnings_for(&app, tray),
+        vec![PhysicsIssue::Obstacle { problem }]
+    );
+}
+
+/// Each `ObstacleReaction` reads what the last step pushed with: the
+/// weight of a ball resting on a tray, written over whatever else set it;
+/// zero once the ball is gone, for a reaction set by hand that nothing
+/// pushes, and for one added with a value to an obstacle nothing touches.
+#[test]
+fn a_reaction_reads_the_last_steps_push_and_zero_without_one() {
+    let mut app = app();
+    no_sleep(&mut app);
+    let tray = spawn(
+        &mut app,
+        (
+            Obstacle::from(Cuboid::new(2.0, 0.2, 2.0)),
+            ObstacleReaction::default(),
+        ),
+    );
+    let m = 2.0;
+    let ball = spawn(
+        &mut app,
+        (
+            Body::new(m).with_position(Vec3::new(0.0, 0.1 + R, 0.0)),
+            Radius(R),
+        ),
+    );
+    let weight = Vec3::new(0.0, -m * G * H, 0.0);
+    let reaction = |app: &App, e: Entity| *app.world().get::<ObstacleReaction>(e).unwrap();
+    let set = |app: &mut App, e: Entity, impulse: Vec3| {
+        app.world_mut()
+            .get_mut::<ObstacleReaction>(e)
+            .unwrap()
+            .impulse = impulse;
+    };
+    step(&mut app, 60);
+    let rests = |r: ObstacleReaction| (r.impulse - weight).length() < 0.01 * weight.length();
+    assert!(rests(reaction(&app, tray)), "{:?}", reaction(&app, tray));
+    // Set by hand while the ball rests: the step writes its weight again.
+    set(&mut app, tray, Vec3::X * 5.0);
+    step(&mut app, 1);
+    assert!(rests(reaction(&app, tray)), "{:?}", reaction(&app, tray));
+    // The ball gone: nothing pushes.
+    app.world_mut().despawn(ball);
+    step(&mut app, 1);
+    assert_eq!(reaction(&app, tray), ObstacleReaction::default());
+    // Set by hand with nothing on the tray: back to zero.
+    set(&mut app, tray, Vec3::X * 5.0);
+    step(&mut app, 1);
+    assert_eq!(reaction(&app, tray), ObstacleReaction::default());
+    // Added with a value, to an obstacle far from everything.
+    let far = spawn(
+        &mut app,
+        (
+            Obstacle::from(Sphere::new(0.5)),
+            Transform::from_xyz(50.0, 0.0, 0.0),
+            ObstacleReaction {
+                impulse: Vec3::Y,
+                angular_impulse: Vec3::Z,
+            },
+        ),
+    );
+    step(&mut app, 1);
+    assert_eq!(reaction(&app, far), ObstacleReaction::default());
+}
+
 /// A ball tied to a hook hangs at the hook's point, and the hook's
 /// `ObstacleReaction` is the ball's weight times the step, pulling down.
 #[test]

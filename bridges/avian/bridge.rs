@@ -4,8 +4,9 @@
 //! avian builds its own 2D and 3D crates from one source.
 
 use bevy::ecs::entity::EntityHashSet;
+use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
-use bevy::transform::helper::TransformHelper;
+use bevy_euler_physics::obstacles::ObstaclePoses;
 use bevy_euler_physics::prelude::{
     Body, CollisionGroups, ContactMaterial, ObstacleMass, ObstacleReaction, ObstacleVelocity,
 };
@@ -33,14 +34,15 @@ impl Plugin for AvianBridgePlugin {
             (
                 report_bodies_with_colliders,
                 mirror_colliders,
-                weigh_rigid_bodies,
-                move_rigid_bodies,
+                couple_rigid_bodies,
             )
                 .chain(),
         );
-        app.register_type::<ColliderPart>().add_systems(
-            FixedPostUpdate,
-            push_rigid_bodies.in_set(crate::avian::schedule::PhysicsSystems::First),
+        app.register_type::<ColliderPart>();
+        kit::add_bridge_systems(
+            app,
+            bevy_euler_physics::PhysicsSystems::Finish,
+            push_rigid_bodies,
         );
     }
 }
@@ -95,121 +97,134 @@ fn placed(position: &Position, rotation: &Rotation) -> bool {
     *position != Position::PLACEHOLDER && *rotation != Rotation::PLACEHOLDER
 }
 
-/// What [`weigh_rigid_bodies`] reads of a rigid body.
+/// What [`couple_rigid_bodies`] reads of a rigid body.
 type RigidItem = (
-    &'static RigidBody,
-    &'static Position,
-    &'static Rotation,
-    &'static ComputedMass,
-    &'static ComputedAngularInertia,
-    &'static ComputedCenterOfMass,
-);
-
-/// Before this plugin's step: each part of a dynamic rigid body gets the
-/// body's mass, inverse inertia and centre of mass in the world as avian's
-/// last step left them ([`ObstacleMass`]), so that it gives way to the
-/// bodies within the step; a part of any other collider has none.
-fn weigh_rigid_bodies(
-    mut commands: Commands,
-    mut parts: Query<(Entity, &ColliderPart, Option<&mut ObstacleMass>)>,
-    colliders: Query<&ColliderOf>,
-    bodies: Query<RigidItem>,
-) {
-    for (entity, part, mass) in &mut parts {
-        let found = colliders
-            .get(part.collider)
-            .ok()
-            .and_then(|of| Some(of.body).zip(bodies.get(of.body).ok()));
-        let weighed = match found {
-            Some((body, (RigidBody::Dynamic, position, rotation, m, inertia, center)))
-                if placed(position, rotation) =>
-            {
-                Some(ObstacleMass {
-                    body,
-                    inverse_mass: m.inverse(),
-                    inverse_inertia: dim::inverse_inertia(inertia, rotation),
-                    center_of_mass: dim::center_of_mass(position, rotation, center),
-                })
-            }
-            _ => None,
-        };
-        kit::put(&mut commands, entity, mass, weighed);
-    }
-}
-
-/// What [`move_rigid_bodies`] reads of a rigid body.
-type MovingItem = (
-    Entity,
     &'static RigidBody,
     &'static LinearVelocity,
     &'static AngularVelocity,
     &'static Position,
     &'static Rotation,
+    &'static ComputedMass,
+    &'static ComputedAngularInertia,
     &'static ComputedCenterOfMass,
     Option<&'static GravityScale>,
+);
+
+/// What [`couple_rigid_bodies`] reads and writes of a rigid body.
+type CoupledBody = (
+    Entity,
+    RigidItem,
+    Option<&'static mut ObstacleVelocity>,
     Has<ObstacleReaction>,
 );
 
-/// Before this plugin's step: how each moving rigid body's frame moves
-/// over the coming step, as an [`ObstacleVelocity`] on the rigid body (for
-/// the bodies tied to it, [`TiedTo`](bevy_euler_physics::TiedTo)) and on
-/// each of its parts (instead of their sweep between steps): avian's
-/// velocities, a dynamic body's with what the step's gravity will add to
-/// its motion over the step (avian's substeps move it by
-/// `(n + 1) / 2n · g·h²` over a step of `n` substeps), so that what holds
-/// it up within this plugin's step meets it where it goes. A dynamic body also gets an
-/// [`ObstacleReaction`] to hold what its ties pull it with.
-fn move_rigid_bodies(
+/// What [`couple_rigid_bodies`] writes of a part.
+type CoupledPart = (
+    Entity,
+    &'static ColliderPart,
+    Option<&'static mut ObstacleMass>,
+    Option<&'static mut ObstacleVelocity>,
+);
+
+/// How a rigid body meets this plugin's bodies in the coming step.
+struct Coupling {
+    /// How its frame moves (see [`couple_rigid_bodies`]): the velocity of
+    /// its centre of mass, its angular velocity and that centre; none for
+    /// a static body.
+    moves: Option<(Vec3, Vec3, Vec3)>,
+    /// A dynamic body's mass, to give way to the bodies within the step.
+    mass: Option<ObstacleMass>,
+}
+
+/// `body`'s [`Coupling`], with `fall` (what a step's gravity adds to a
+/// dynamic body's motion). None until avian has placed it.
+fn coupling(
+    body: Entity,
+    item: <RigidItem as QueryData>::Item<'_, '_>,
+    fall: Vec3,
+) -> Option<Coupling> {
+    let (kind, linear, angular, position, rotation, mass, inertia, center, scale) = item;
+    if !placed(position, rotation) {
+        return None;
+    }
+    // avian's velocity is its centre of mass's.
+    let center = dim::center_of_mass(position, rotation, center);
+    let falls = match kind {
+        RigidBody::Dynamic => fall * scale.map_or(1.0, |s| s.0),
+        _ => Vec3::ZERO,
+    };
+    let moves =
+        (!kind.is_static()).then(|| (dim::vec3(linear.0) + falls, dim::angular(angular), center));
+    let mass = kind.is_dynamic().then(|| ObstacleMass {
+        body,
+        inverse_mass: mass.inverse(),
+        inverse_inertia: dim::inverse_inertia(inertia, rotation),
+        center_of_mass: center,
+    });
+    Some(Coupling { moves, mass })
+}
+
+/// Before this plugin's step, how each rigid body meets the bodies over
+/// the coming step, as avian's last step left it:
+///
+/// - how its frame moves, as an [`ObstacleVelocity`] on each of its parts
+///   (instead of their sweep between steps) and on a moving rigid body
+///   itself (for the bodies tied to it,
+///   [`TiedTo`](bevy_euler_physics::TiedTo)): avian's velocities, a
+///   dynamic body's with what the step's gravity will add to its motion
+///   over the step (avian's substeps move it by `(n + 1) / 2n · g·h²`
+///   over a step of `n` substeps), so that what holds it up within this
+///   plugin's step meets it where it goes;
+/// - a dynamic body's mass, inverse inertia and centre of mass in the
+///   world, as an [`ObstacleMass`] on each of its parts, so that they give
+///   way to the bodies within the step; and an [`ObstacleReaction`] on the
+///   body to hold what its ties pull it with.
+///
+/// A part of a static body or of a collider with none gets neither. Each
+/// is written in place where it is there already (no command each step),
+/// and each part's velocity is taken at the pose the step places it at
+/// ([`ObstaclePoses`]).
+fn couple_rigid_bodies(
     mut commands: Commands,
-    bodies: Query<MovingItem>,
-    (parts, colliders): (Query<(Entity, &ColliderPart)>, Query<&ColliderOf>),
+    mut bodies: Query<CoupledBody, Without<ColliderPart>>,
+    mut parts: Query<CoupledPart>,
+    colliders: Query<&ColliderOf>,
+    poses: ObstaclePoses,
     (gravity, substeps): (Option<Res<Gravity>>, Option<Res<SubstepCount>>),
     time: Res<Time<Fixed>>,
-    helper: TransformHelper,
-    mut given: Query<&mut ObstacleVelocity>,
 ) {
     let fall = kit::fall(
         gravity.map_or(Vec3::ZERO, |g| dim::vec3(g.0)),
         time.timestep().as_secs_f32(),
         substeps.map_or(1, |n| n.0),
     );
-    let moving = |body: Entity| {
-        let (_, kind, linear, angular, position, rotation, center, scale, _) =
-            bodies.get(body).ok()?;
-        if kind.is_static() || !placed(position, rotation) {
-            return None;
-        }
-        let falls = if kind.is_dynamic() {
-            fall * scale.map_or(1.0, |s| s.0)
-        } else {
-            Vec3::ZERO
-        };
-        // avian's velocity is its centre of mass's.
-        let center = dim::center_of_mass(position, rotation, center);
-        Some((dim::vec3(linear.0) + falls, dim::angular(angular), center))
-    };
-    // Written in place where it is there already (no command each step).
-    let mut set = |entity: Entity, velocity: Option<ObstacleVelocity>| {
-        kit::put(&mut commands, entity, given.get_mut(entity).ok(), velocity);
-    };
-    for (entity, .., position, _, _, _, _) in &bodies {
-        if let Some(moves) = moving(entity) {
-            set(entity, Some(kit::velocity_at(moves, dim::vec3(position.0))));
-        }
-    }
-    for (part, of) in &parts {
-        let body = colliders.get(of.collider).ok().map(|c| c.body);
-        let at = helper.compute_global_transform(part).ok();
-        let velocity = body
-            .and_then(&moving)
-            .zip(at)
-            .map(|(moves, at)| kit::velocity_at(moves, at.translation()));
-        set(part, velocity);
-    }
-    for (entity, kind, .., reacts) in &bodies {
+    for (entity, item, velocity, reacts) in &mut bodies {
+        let (kind, position) = (item.0, dim::vec3(item.3.0));
+        let coupled = coupling(entity, item, fall);
+        let moves = coupled.and_then(|c| c.moves);
+        kit::put(
+            &mut commands,
+            entity,
+            velocity,
+            moves.map(|m| kit::velocity_at(m, position)),
+        );
         if kind.is_dynamic() && !reacts {
             commands.entity(entity).insert(ObstacleReaction::default());
         }
+    }
+    for (entity, part, mass, velocity) in &mut parts {
+        let coupled = colliders
+            .get(part.collider)
+            .ok()
+            .and_then(|of| Some(of.body).zip(bodies.get(of.body).ok()))
+            .and_then(|(body, (_, item, ..))| coupling(body, item, fall));
+        let (moves, weighed) = coupled.map_or((None, None), |c| (c.moves, c.mass));
+        kit::put(&mut commands, entity, mass, weighed);
+        let at = moves.and_then(|_| poses.pose(entity));
+        let moved = moves
+            .zip(at)
+            .map(|(m, at)| kit::velocity_at(m, at.translation));
+        kit::put(&mut commands, entity, velocity, moved);
     }
 }
 
@@ -226,15 +241,16 @@ fn report_bodies_with_colliders(
     kit::report_bodies_with_colliders(&both, "an avian", &mut reported);
 }
 
-/// Before avian's step: each part's reaction, applied to its collider's
-/// dynamic rigid body as an impulse at the part's position plus its
+/// After this plugin's step (in its `Finish` set), before avian's: each
+/// part's reaction, applied to its collider's dynamic rigid body as an
+/// impulse at the part's position (where the step placed it) plus its
 /// moment, and what the ties pulled a dynamic rigid body with (its own
 /// [`ObstacleReaction`]), at its position (waking the body).
 fn push_rigid_bodies(
     reactions: Query<(Entity, Option<&ColliderPart>, &ObstacleReaction)>,
     colliders: Query<&ColliderOf>,
     mut bodies: Query<(&RigidBody, Forces)>,
-    helper: TransformHelper,
+    poses: ObstaclePoses,
 ) {
     for (entity, part, reaction) in &reactions {
         if reaction.impulse == Vec3::ZERO && reaction.angular_impulse == Vec3::ZERO {
@@ -250,13 +266,13 @@ fn push_rigid_bodies(
         let Ok((RigidBody::Dynamic, mut forces)) = bodies.get_mut(body) else {
             continue;
         };
-        let Ok(at) = helper.compute_global_transform(entity) else {
+        let Some(at) = poses.pose(entity) else {
             continue;
         };
         dim::push(
             &mut forces,
             reaction.impulse,
-            at.translation(),
+            at.translation,
             reaction.angular_impulse,
         );
     }

@@ -624,6 +624,9 @@ pub fn find_obstacle_contacts(
         // A contact needs a gap below the radius and the pass's travel
         // (the body's and the surface's).
         let reach = 2.0 * round.radius + solve.h * (vel[i].length() + obstacles.speed);
+        if !obstacles.grid.may_meet(pos[i], reach) {
+            continue;
+        }
         // The body's tie, looked up at its first obstacle.
         let mut tie: Option<Option<&TieRow>> = None;
         obstacles.grid.near(pos[i], reach, |o| {

@@ -482,12 +482,18 @@ pub struct Grid {
     scratch: Vec<(u64, u32)>,
     /// The cells the entries fill, lowest and highest on each axis.
     span: ([i32; 3], [i32; 3]),
+    /// The world box of the gridded items' widened bounds: a lookup whose
+    /// cube misses it finds none of them without working out cells.
+    extent: (Vec3A, Vec3A),
     /// Per item, the lowest cell its bounds reach (`[i32::MIN; 3]` for an
     /// item checked everywhere).
     first: Vec<[i32; 3]>,
     /// Items too large or endless for the grid, in order, with their
     /// bounds: a lookup visits those its reach meets.
     everywhere: Vec<(u32, (Vec3A, Vec3A))>,
+    /// What the grid was last built for (bounds, `min_cell`, `widen`):
+    /// built again only when that changes.
+    built_for: (Vec<(Vec3A, Vec3A)>, f32, f32),
 }
 
 /// The bucket of cell `key` among `2^bits` (a multiplicative hash).
@@ -510,7 +516,19 @@ fn cell_key(c: [i32; 3]) -> u64 {
 impl Grid {
     /// Lays out `bounds` (one per item, min and max), each widened by
     /// `widen`, in cells of about their mean size, at least `min_cell`.
+    /// Nothing to do when all three are what the grid was last built for
+    /// (obstacles at rest keep their grid).
     pub fn build(&mut self, bounds: &[(Vec3A, Vec3A)], min_cell: f32, widen: f32) {
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits();
+        let (last, last_min, last_widen) = &self.built_for;
+        if same(*last_min, min_cell) && same(*last_widen, widen) && last[..] == *bounds {
+            return;
+        }
+        self.built_for.0.clear();
+        self.built_for.0.extend_from_slice(bounds);
+        // (NaN never equals itself: bounds with NaN are built each time.)
+        self.built_for.1 = min_cell;
+        self.built_for.2 = widen;
         self.widen = widen.max(0.0);
         let w = Vec3A::splat(self.widen);
         self.entries.clear();
@@ -519,6 +537,7 @@ impl Grid {
         self.everywhere.clear();
         self.first.clear();
         self.span = ([i32::MAX; 3], [i32::MIN; 3]);
+        self.extent = (Vec3A::INFINITY, Vec3A::NEG_INFINITY);
         let (mut sum, mut finite) = (0.0f32, 0usize);
         for (min, max) in bounds {
             let extent = (*max - *min).max_element() + 2.0 * self.widen;
@@ -544,6 +563,7 @@ impl Grid {
                 continue;
             }
             self.first.push(lo);
+            self.extent = (self.extent.0.min(wide_min), self.extent.1.max(wide_max));
             for k in 0..3 {
                 self.span.0[k] = self.span.0[k].min(lo[k]);
                 self.span.1[k] = self.span.1[k].max(hi[k]);
@@ -591,12 +611,14 @@ impl Grid {
 
     /// Calls `visit` with each item whose bounds' cells meet the cube of
     /// half side `reach` around `p` (each once, in a fixed order), then
-    /// each item checked everywhere.
+    /// each item checked everywhere. None of the first where the cube
+    /// misses the box that holds all their (widened) bounds: an item
+    /// within `reach` of `p` is always visited.
     #[inline]
     pub fn near(&self, p: Vec3A, reach: f32, mut visit: impl FnMut(u32)) {
-        if !self.entries.is_empty() {
+        let r = Vec3A::splat((reach - self.widen).max(0.0));
+        if self.may_meet_gridded(p, r) {
             let bits = (self.starts.len() - 1).trailing_zeros();
-            let r = Vec3A::splat((reach - self.widen).max(0.0));
             let (lo, hi) = (self.cell_of(p - r), self.cell_of(p + r));
             // Only the cells that hold entries.
             let lo: [i32; 3] = core::array::from_fn(|k| lo[k].max(self.span.0[k]));
@@ -634,15 +656,42 @@ impl Grid {
                 }
             }
         }
-        for &(o, (min, max)) in &self.everywhere {
-            // Those beyond reach of `p` left out (endless or NaN bounds
-            // never are).
-            let r = Vec3A::splat(reach);
-            if !((p + r).cmplt(min).any() || (p - r).cmpgt(max).any()) {
+        for &(o, bounds) in &self.everywhere {
+            if within(p, Vec3A::splat(reach), bounds) {
                 visit(o);
             }
         }
     }
+
+    /// Whether [`near`](Self::near) at `p` within `reach` may visit any
+    /// item: false where it surely visits none (a cheap test, to skip the
+    /// lookup and what it would set up).
+    #[inline]
+    pub fn may_meet(&self, p: Vec3A, reach: f32) -> bool {
+        let r = Vec3A::splat((reach - self.widen).max(0.0));
+        let reach = Vec3A::splat(reach);
+        self.may_meet_gridded(p, r)
+            || self
+                .everywhere
+                .iter()
+                .any(|&(_, bounds)| within(p, reach, bounds))
+    }
+
+    /// Whether the cube of half side `r` around `p` meets the box of all
+    /// the gridded items' widened bounds: one that misses it is not near
+    /// any of them, and no cells need working out.
+    #[inline]
+    fn may_meet_gridded(&self, p: Vec3A, r: Vec3A) -> bool {
+        let misses = (p + r).cmplt(self.extent.0).any() || (p - r).cmpgt(self.extent.1).any();
+        !(self.entries.is_empty() || misses)
+    }
+}
+
+/// Whether the cube of half side `r` around `p` meets `bounds` (endless
+/// or NaN bounds always do).
+#[inline]
+fn within(p: Vec3A, r: Vec3A, (min, max): (Vec3A, Vec3A)) -> bool {
+    !((p + r).cmplt(min).any() || (p - r).cmpgt(max).any())
 }
 
 #[cfg(test)]
@@ -1003,5 +1052,78 @@ mod tests {
         );
         assert!(near(Vec3A::splat(5.5), 0.4).is_empty());
         assert_eq!(near(Vec3A::splat(5.5), 5.0), [0, 1]);
+    }
+
+    #[test]
+    fn the_grid_is_built_again_when_its_input_changes() {
+        let near = |grid: &Grid, p: Vec3A| {
+            let mut all = Vec::new();
+            grid.near(p, 0.1, |o| all.push(o));
+            all
+        };
+        let at = |x: f32| [(Vec3A::new(x, 0.0, 0.0), Vec3A::new(x + 1.0, 1.0, 1.0))];
+        let mut grid = Grid::default();
+        grid.build(&at(0.0), 0.0, 0.0);
+        grid.build(&at(0.0), 0.0, 0.0);
+        assert_eq!(near(&grid, Vec3A::splat(0.5)), [0]);
+        // Moved: found where it is now only.
+        grid.build(&at(10.0), 0.0, 0.0);
+        assert!(near(&grid, Vec3A::splat(0.5)).is_empty());
+        assert_eq!(near(&grid, Vec3A::new(10.5, 0.5, 0.5)), [0]);
+        // The same bounds with another widening or cell: built again.
+        grid.build(&at(10.0), 0.0, 3.0);
+        assert_eq!(near(&grid, Vec3A::new(12.0, 0.5, 0.5)), [0]);
+        grid.build(&at(10.0), 50.0, 3.0);
+        assert_eq!(grid.cell, 50.0);
+        // One more item: built again.
+        let two = [at(10.0)[0], at(20.0)[0]];
+        grid.build(&two, 50.0, 3.0);
+        assert_eq!(near(&grid, Vec3A::new(20.5, 0.5, 0.5)), [0, 1]);
+        grid.build(&two[..1], 50.0, 3.0);
+        assert_eq!(near(&grid, Vec3A::new(10.5, 0.5, 0.5)), [0]);
+        assert!(near(&grid, Vec3A::new(20.5, 0.5, 0.5)).is_empty());
+    }
+
+    #[test]
+    fn a_lookup_outside_every_bound_visits_none_of_them() {
+        // Two items in one large cell: a lookup in that cell but beyond
+        // both bounds (widened) visits neither; one within reach of the
+        // first, widened or not, visits it.
+        let bounds = [
+            (Vec3A::ZERO, Vec3A::ONE),
+            (Vec3A::new(2.0, 0.0, 0.0), Vec3A::new(3.0, 1.0, 1.0)),
+        ];
+        let mut grid = Grid::default();
+        grid.build(&bounds, 100.0, 0.5);
+        let near = |p: Vec3A, reach: f32| {
+            let mut all = Vec::new();
+            grid.near(p, reach, |o| all.push(o));
+            all
+        };
+        assert!(near(Vec3A::new(1.5, 5.0, 0.5), 1.0).is_empty());
+        assert!(near(Vec3A::new(-4.0, 0.5, 0.5), 1.0).is_empty());
+        assert_eq!(near(Vec3A::new(-0.9, 0.5, 0.5), 1.0), [0]);
+        assert_eq!(near(Vec3A::new(-0.3, 0.5, 0.5), 0.4), [0]);
+        assert_eq!(near(Vec3A::new(1.5, 0.5, 0.5), 0.6), [0, 1]);
+        // `may_meet` is false exactly where nothing is visited here.
+        let lookups = [
+            (Vec3A::new(1.5, 5.0, 0.5), 1.0),
+            (Vec3A::new(-4.0, 0.5, 0.5), 1.0),
+            (Vec3A::new(-0.9, 0.5, 0.5), 1.0),
+            (Vec3A::new(-0.3, 0.5, 0.5), 0.4),
+            (Vec3A::new(1.5, 0.5, 0.5), 0.6),
+        ];
+        for (p, reach) in lookups {
+            assert_eq!(grid.may_meet(p, reach), !near(p, reach).is_empty(), "{p}");
+        }
+        // An item kept apart (endless) is met wherever its bounds reach.
+        let floor = (
+            Vec3A::new(f32::NEG_INFINITY, -1.0, f32::NEG_INFINITY),
+            Vec3A::new(f32::INFINITY, 0.0, f32::INFINITY),
+        );
+        grid.build(&[bounds[0], floor], 100.0, 0.5);
+        assert!(grid.may_meet(Vec3A::new(50.0, 0.5, 0.0), 1.0));
+        assert!(!grid.may_meet(Vec3A::new(50.0, 2.0, 0.0), 1.0));
+        assert!(grid.may_meet(Vec3A::new(0.5, 2.0, 0.5), 1.0));
     }
 }

@@ -12,6 +12,7 @@
 //! rebuild: it lays the swept bounds, widened by the reach of the fastest
 //! round body, out in a grid, and clears the contacts' warm impulses.
 
+use bevy::ecs::system::SystemParam;
 use bevy::math::{Vec2, Vec3A};
 use bevy::prelude::*;
 use bevy::transform::helper::TransformHelper;
@@ -52,6 +53,13 @@ pub(crate) struct ObstacleRow {
     /// Its [`Mover`] in [`ObstacleSet::movers`] (`u32::MAX`: it does not
     /// give way).
     pub mover: u32,
+    /// Its bounds in its own frame (none for an endless shape).
+    local: Option<(Vec3A, Vec3A)>,
+    /// The pose [`pose_of`] composed, which it was placed from (none where
+    /// Bevy's `TransformHelper` placed it).
+    from: Option<Transform>,
+    /// Its obstacle's place in the query's order this step.
+    order: u32,
 }
 
 /// The obstacles of this step, by entity.
@@ -100,6 +108,15 @@ pub(crate) struct ObstacleSet {
     /// the impulse and its moment about the row's end (see
     /// [`ObstacleReaction`]).
     reactions: Vec<(Vec3A, Vec3A)>,
+    /// The last step's rows, kept for their buffer.
+    spare_rows: Vec<ObstacleRow>,
+    /// Per obstacle, in the query's order at the last step, its row there
+    /// (`u32::MAX`: none): where [`place_obstacles`] finds what it placed
+    /// the obstacle from and as, to keep it while nothing changed.
+    order: Vec<u32>,
+    /// The reactions [`write_obstacle_reactions`] left non-zero, by
+    /// entity: set back to zero at its next run unless pushed again.
+    written: Vec<(Entity, Vec3A, Vec3A)>,
 }
 
 impl ObstacleSet {
@@ -119,8 +136,11 @@ impl ObstacleSet {
                     center: mass.center_of_mass.into(),
                 });
             }
-            // Both sorted by entity: the row is at or after the cursor.
-            row += self.entities[row..].partition_point(|&e| e < entity);
+            // Both sorted by entity: the row is at or after the cursor
+            // (a walk: most rows have a mass, or none has).
+            while self.entities.get(row).is_some_and(|&e| e < entity) {
+                row += 1;
+            }
             if self.entities.get(row) == Some(&entity) {
                 self.rows[row].mover = index;
             }
@@ -202,6 +222,51 @@ type ObstacleItem = (
 /// their poses.
 type Ancestors<'w, 's> = Query<'w, 's, (&'static Transform, Option<&'static ChildOf>)>;
 
+/// The global pose the fixed step places an entity's [`Obstacle`] at: its
+/// `Transform` composed with its ancestors' (its `GlobalTransform` as it
+/// will be, read within the fixed step, before Bevy propagates
+/// transforms). Code that moves something with an obstacle (a bridge to
+/// another engine giving each collider part its velocity) reads the same
+/// pose through it.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_euler_physics::obstacles::ObstaclePoses;
+///
+/// fn where_is(poses: ObstaclePoses, named: Query<(Entity, &Name)>) {
+///     for (entity, name) in &named {
+///         if let Some(pose) = poses.pose(entity) {
+///             info!("{name} is at {}", pose.translation);
+///         }
+///     }
+/// }
+/// # App::new().add_systems(FixedUpdate, where_is);
+/// ```
+#[derive(SystemParam)]
+pub struct ObstaclePoses<'w, 's> {
+    ancestors: Ancestors<'w, 's>,
+    helper: TransformHelper<'w, 's>,
+}
+
+impl ObstaclePoses<'_, '_> {
+    /// `entity`'s global pose, composed as `Transform`s where every
+    /// ancestor's scale is uniform (exact and cheap), else through Bevy's
+    /// `TransformHelper` (a matrix decomposed). `None` without a
+    /// `Transform` or where an ancestor's is broken.
+    pub fn pose(&self, entity: Entity) -> Option<Transform> {
+        pose_of(entity, &self.ancestors).or_else(|| {
+            let matrix = self.helper.compute_global_transform(entity).ok()?;
+            Some(matrix.compute_transform())
+        })
+    }
+
+    /// `entity`'s pose where [`pose_of`] composes it; else `None`, and
+    /// the caller asks `helper` itself.
+    fn composed(&self, entity: Entity) -> Option<Transform> {
+        pose_of(entity, &self.ancestors)
+    }
+}
+
 /// `entity`'s global pose from its `Transform` and its ancestors',
 /// composed as `Transform`s: what its `GlobalTransform` will be, without
 /// composing and decomposing matrices. `None` where that composition is
@@ -239,7 +304,7 @@ pub(crate) fn place_obstacles(
     mut solver: ResMut<SolverState>,
     mut requests: ResMut<SolverRequests>,
     time: Res<Time<Fixed>>,
-    (helper, ancestors): (TransformHelper, Ancestors),
+    poses: ObstaclePoses,
     mut obstacles: Query<ObstacleItem>,
     mut reporter: Reporter,
 ) {
@@ -249,7 +314,10 @@ pub(crate) fn place_obstacles(
         return;
     }
     let h = time.timestep().as_secs_f32();
-    let old = core::mem::take(&mut set.rows);
+    // (The rows' buffer of the step before last, reused.)
+    let mut old = core::mem::take(&mut set.spare_rows);
+    old.clear();
+    let old = core::mem::replace(&mut set.rows, old);
     set.vertices.clear();
     let mut built = Meshes {
         old: core::mem::take(&mut set.meshes)
@@ -267,16 +335,37 @@ pub(crate) fn place_obstacles(
     };
     let mut moved = Vec::new();
     let mut masses = Vec::new();
-    for (entity, obstacle, mut state, given, material, groups, mass, is_body) in &mut obstacles {
-        let pose = pose_of(entity, &ancestors);
-        let placed = place(
-            entity,
-            &obstacle,
-            (&helper, pose),
-            is_body,
-            &mut set.vertices,
-        )
-        .and_then(|placed| built.resolve(entity, &obstacle, placed));
+    let items = obstacles.iter_mut().enumerate();
+    let mut count = 0;
+    for (k, (entity, obstacle, mut state, given, material, groups, mass, is_body)) in items {
+        let pose = poses.composed(entity);
+        // Its last row, where the obstacle is unchanged and placed from the
+        // same pose: what the last step placed it as serves again (a
+        // polygon's corners and a mesh's triangles are laid out anew).
+        count = k + 1;
+        let kept = pose
+            .filter(|_| !(obstacle.is_changed() || is_body))
+            .and_then(|from| {
+                let row = old.get(*set.order.get(k)? as usize)?;
+                let laid_out = matches!(row.shape, Shape::Polygon { .. } | Shape::Mesh { .. });
+                (row.entity == entity && row.from == Some(from) && !laid_out).then_some((row, from))
+            });
+        let placed = match kept {
+            Some((row, from)) => Ok(Placed {
+                shape: row.shape,
+                local: row.local,
+                pose: row.end,
+                scale: from.scale,
+            }),
+            None => place(
+                entity,
+                &obstacle,
+                (&poses.helper, pose),
+                is_body,
+                &mut set.vertices,
+            )
+            .and_then(|placed| built.resolve(entity, &obstacle, placed)),
+        };
         let Placed {
             shape,
             local,
@@ -319,15 +408,18 @@ pub(crate) fn place_obstacles(
         let reach = local.map_or(f32::INFINITY, |(lo, hi)| lo.abs().max(hi.abs()).length());
         let spin = angular.length();
         let speed = linear.length() + if spin > 0.0 { spin * reach } else { 0.0 };
-        let bounds = match local {
-            Some(local) => {
+        // At rest where it rested: the same bounds.
+        let rested = kept.filter(|(row, _)| row.start == row.end && start == end);
+        let bounds = match (rested, local) {
+            (Some((row, _)), _) => row.bounds,
+            (None, Some(local)) => {
                 let (a, b) = (
                     placed_bounds(local, start.0, start.1),
                     placed_bounds(local, end.0, end.1),
                 );
                 (a.0.min(b.0), a.1.max(b.1))
             }
-            None => (Vec3A::NEG_INFINITY, Vec3A::INFINITY),
+            (None, None) => (Vec3A::NEG_INFINITY, Vec3A::INFINITY),
         };
         let material = material.copied().unwrap_or_default().sanitized();
         let groups = groups.copied().unwrap_or_default();
@@ -349,6 +441,9 @@ pub(crate) fn place_obstacles(
             bounds,
             speed,
             mover: u32::MAX,
+            local,
+            from: pose,
+            order: k as u32,
         });
         if let Some(mass) = mass {
             masses.push((entity, mass));
@@ -361,13 +456,22 @@ pub(crate) fn place_obstacles(
     set.rows.sort_by_key(|row| row.entity);
     set.entities.clear();
     set.entities.extend(set.rows.iter().map(|row| row.entity));
+    set.order.clear();
+    set.order.resize(count, u32::MAX);
+    for (i, row) in set.rows.iter().enumerate() {
+        set.order[row.order as usize] = i as u32;
+    }
     masses.sort_by_key(|&(entity, _)| entity);
     set.find_movers(&masses);
+    // The rows gone since the last step (both lists sorted: a walk).
+    let mut now = set.entities.iter().peekable();
     for row in &old {
-        if set.entities.binary_search(&row.entity).is_err() {
+        while now.next_if(|&&e| e < row.entity).is_some() {}
+        if now.peek() != Some(&&row.entity) {
             moved.push((row.entity, row.bounds));
         }
     }
+    set.spare_rows = old;
     if solver.any_sleeping || requests.resynced {
         wake_near(&solver.touch.sleepers, &moved, &mut requests);
     }
@@ -589,37 +693,75 @@ pub(crate) fn lay_out_obstacles(mut solver: ResMut<SolverState>) {
         .fold(0.0, f32::max);
 }
 
+/// The reactions something else changed or added since the last step,
+/// and all of them to write.
+type Reactions<'w, 's> = ParamSet<
+    'w,
+    's,
+    (
+        Query<'static, 'static, Entity, Changed<ObstacleReaction>>,
+        Query<'static, 'static, &'static mut ObstacleReaction>,
+    ),
+>;
+
 /// End of the fixed step: each [`ObstacleReaction`] gets what the bodies
 /// pushed its obstacle with over the step (zero for an obstacle nothing
 /// touched, or one left out of the step).
-pub(crate) fn write_obstacle_reactions(
-    solver: Res<SolverState>,
-    mut reactions: Query<(Entity, &mut ObstacleReaction)>,
-) {
-    let set = &solver.obstacles;
-    for (entity, mut reaction) in &mut reactions {
-        let found = set
-            .entities
-            .binary_search(&entity)
-            .ok()
-            .and_then(|row| set.reactions.get(row));
-        let (mut linear, mut angular) = found.copied().unwrap_or((Vec3A::ZERO, Vec3A::ZERO));
-        if let Ok(k) = set.pushes.binary_search_by_key(&entity, |p| p.0) {
-            linear += set.pushes[k].1;
-            angular += set.pushes[k].2;
+///
+/// Only the reactions that change are visited: those the step's contacts
+/// and ties pushed, those it left non-zero at its last run
+/// ([`ObstacleSet::written`]) and those something else changed or added
+/// since (set back to zero): not every reaction of the world each step.
+pub(crate) fn write_obstacle_reactions(mut solver: ResMut<SolverState>, mut reactions: Reactions) {
+    let set = &mut solver.obstacles;
+    // What this step pushed, by entity (rows and pushes are both sorted).
+    let mut now = core::mem::take(&mut set.written);
+    let last = now.clone();
+    now.clear();
+    let rows = set.rows.iter().map(|row| row.entity).zip(&set.reactions);
+    let rows = rows.filter(|(_, r)| r.0 != Vec3A::ZERO || r.1 != Vec3A::ZERO);
+    now.extend(rows.map(|(entity, &(linear, angular))| (entity, linear, angular)));
+    now.extend(set.pushes.iter().copied());
+    // (Stable: a row's reaction before its entity's push.)
+    now.sort_by_key(|p| p.0);
+    now.dedup_by(|later, first| {
+        let same = later.0 == first.0;
+        if same {
+            first.1 += later.1;
+            first.2 += later.2;
         }
+        same
+    });
+    // Set back to zero: left non-zero by the last step, or changed by
+    // something else, and not pushed now.
+    let mut stale: Vec<Entity> = reactions.p0().iter().collect();
+    stale.extend(last.iter().map(|p| p.0));
+    stale.sort_unstable();
+    stale.dedup();
+    stale.retain(|e| now.binary_search_by_key(e, |p| p.0).is_err());
+    let mut reactions = reactions.p1();
+    for entity in stale {
+        if let Ok(mut reaction) = reactions.get_mut(entity) {
+            reaction.set_if_neq(ObstacleReaction::default());
+        }
+    }
+    now.retain(|&(entity, mut linear, mut angular)| {
+        let Ok(mut reaction) = reactions.get_mut(entity) else {
+            return false;
+        };
         // Bodies gone non-finite in the step (an unstable island, reported
         // on each of them) push nothing: their NaN must not reach what
         // reads the reaction (another engine's rigid body).
         if !(linear.is_finite() && angular.is_finite()) {
             (linear, angular) = (Vec3A::ZERO, Vec3A::ZERO);
         }
-        let (impulse, angular_impulse) = (linear.into(), angular.into());
         reaction.set_if_neq(ObstacleReaction {
-            impulse,
-            angular_impulse,
+            impulse: linear.into(),
+            angular_impulse: angular.into(),
         });
-    }
+        linear != Vec3A::ZERO || angular != Vec3A::ZERO
+    });
+    set.written = now;
 }
 
 /// What [`place_ties`] reads of a tied body.
@@ -761,5 +903,18 @@ mod tests {
             assert_eq!(pose(orphan), None);
         };
         world.run_system_once(check).unwrap();
+        // The public parameter: the composed pose where there is one, else
+        // Bevy's (a child of a squashed parent is found through it), and
+        // none for a parent without a transform.
+        let public = move |poses: ObstaclePoses, helper: TransformHelper| {
+            assert_eq!(poses.pose(leaf), poses.composed(leaf));
+            assert!(poses.pose(leaf).is_some());
+            let bevys = helper.compute_global_transform(under_squashed).unwrap();
+            let found = poses.pose(under_squashed).expect("Bevy's pose");
+            assert!(found.translation.abs_diff_eq(bevys.translation(), 1e-6));
+            assert!(found.translation.abs_diff_eq(Vec3::X, 1e-6));
+            assert_eq!(poses.pose(orphan), None);
+        };
+        world.run_system_once(public).unwrap();
     }
 }

@@ -126,7 +126,7 @@
 
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
-use bevy::transform::helper::TransformHelper;
+use bevy_euler_physics::obstacles::ObstaclePoses;
 use bevy_euler_physics::prelude::{
     Body, CollisionGroups, ContactMaterial, ObstacleMass, ObstacleReaction, ObstacleVelocity,
 };
@@ -372,15 +372,16 @@ fn weigh_rigid_bodies(
 /// its motion over the step (rapier's `n` substeps, its solver iterations
 /// times the timestep's substeps, move it by `(n + 1) / 2n · g·h²`), so
 /// that what holds it up within this plugin's step meets it where it goes.
-/// A dynamic body also gets an [`ObstacleReaction`] to hold what its ties
-/// pull it with.
+/// A fixed body and its parts have none (each part's velocity is taken
+/// where the step places it, [`ObstaclePoses`]). A dynamic body also gets
+/// an [`ObstacleReaction`] to hold what its ties pull it with.
 fn move_rigid_bodies(
     mut commands: Commands,
     rigid: RigidBodies,
     parts: Query<(Entity, &ColliderPart)>,
     (mode, time): (Option<Res<TimestepMode>>, Res<Time<Fixed>>),
     reacting: Query<(), With<ObstacleReaction>>,
-    helper: TransformHelper,
+    poses: ObstaclePoses,
     mut given: Query<&mut ObstacleVelocity>,
 ) {
     let h = time.timestep().as_secs_f32();
@@ -411,17 +412,20 @@ fn move_rigid_bodies(
         kit::put(&mut commands, entity, given.get_mut(entity).ok(), velocity);
     };
     for (entity, ..) in &rigid.kinds {
-        if let Some((moves, origin)) = moving(entity) {
-            set(entity, Some(kit::velocity_at(moves, origin)));
-        }
+        let moves = moving(entity);
+        set(
+            entity,
+            moves.map(|(moves, origin)| kit::velocity_at(moves, origin)),
+        );
     }
     for (part, of) in &parts {
-        let at = helper.compute_global_transform(part).ok();
+        // (Where this plugin's step places the part.)
+        let at = poses.pose(part);
         let velocity = rigid
             .of_collider(of.collider)
             .and_then(&moving)
             .zip(at)
-            .map(|((moves, _), at)| kit::velocity_at(moves, at.translation()));
+            .map(|((moves, _), at)| kit::velocity_at(moves, at.translation));
         set(part, velocity);
     }
     for (entity, kind, _) in &rigid.kinds {
@@ -445,7 +449,8 @@ fn report_bodies_with_colliders(
 }
 
 /// After this plugin's step: each part's reaction, added to its collider's
-/// dynamic rigid body's [`ExternalImpulse`] (at the part's position, plus
+/// dynamic rigid body's [`ExternalImpulse`] (at the part's position where
+/// the step placed it, plus
 /// its moment, about the body's centre of mass), and what the ties pulled
 /// a dynamic rigid body with (its own [`ObstacleReaction`], at its
 /// position). rapier applies it, waking the body, before its next step.
@@ -454,7 +459,7 @@ fn push_rigid_bodies(
     reactions: Query<(Entity, Option<&ColliderPart>, &ObstacleReaction)>,
     rigid: RigidBodies,
     mut impulses: Query<&mut ExternalImpulse>,
-    helper: TransformHelper,
+    poses: ObstaclePoses,
     mut pushes: Local<EntityHashMap<ExternalImpulse>>,
 ) {
     for (entity, part, reaction) in &reactions {
@@ -469,11 +474,11 @@ fn push_rigid_bodies(
         else {
             continue;
         };
-        let Ok(at) = helper.compute_global_transform(entity) else {
+        let Some(at) = poses.pose(entity) else {
             continue;
         };
         let mut push =
-            ExternalImpulse::at_point(reaction.impulse, at.translation(), rb.center_of_mass());
+            ExternalImpulse::at_point(reaction.impulse, at.translation, rb.center_of_mass());
         push.torque_impulse += reaction.angular_impulse;
         *pushes.entry(body).or_default() += push;
     }
