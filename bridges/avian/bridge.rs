@@ -14,7 +14,7 @@ use bevy_euler_physics::prelude::{
 use crate::avian::prelude::{
     AngularVelocity, Collider, ColliderOf, CollisionLayers, ComputedAngularInertia,
     ComputedCenterOfMass, ComputedMass, Forces, Friction, Gravity, GravityScale, LinearVelocity,
-    Position, Restitution, RigidBody, Rotation, Sensor, SubstepCount,
+    Position, Restitution, RigidBody, RigidBodyColliders, Rotation, Sensor, SubstepCount,
 };
 use crate::dim;
 use crate::kit::{self, ColliderPart, MirroredParts};
@@ -116,12 +116,11 @@ type CoupledBody = (
     RigidItem,
     Option<&'static mut ObstacleVelocity>,
     Has<ObstacleReaction>,
+    Option<&'static RigidBodyColliders>,
 );
 
 /// What [`couple_rigid_bodies`] writes of a part.
 type CoupledPart = (
-    Entity,
-    &'static ColliderPart,
     Option<&'static mut ObstacleMass>,
     Option<&'static mut ObstacleVelocity>,
 );
@@ -187,45 +186,66 @@ fn coupling(
 fn couple_rigid_bodies(
     mut commands: Commands,
     mut bodies: Query<CoupledBody, Without<ColliderPart>>,
-    mut parts: Query<CoupledPart>,
-    colliders: Query<&ColliderOf>,
-    poses: ObstaclePoses,
+    mut parts: Query<CoupledPart, With<ColliderPart>>,
+    (mirrored, poses): (Query<&MirroredParts>, ObstaclePoses),
     (gravity, substeps): (Option<Res<Gravity>>, Option<Res<SubstepCount>>),
     time: Res<Time<Fixed>>,
+    mut coupled: Local<[Vec<Entity>; 2]>,
 ) {
     let fall = kit::fall(
         gravity.map_or(Vec3::ZERO, |g| dim::vec3(g.0)),
         time.timestep().as_secs_f32(),
         substeps.map_or(1, |n| n.0),
     );
-    for (entity, item, velocity, reacts) in &mut bodies {
+    // Body by body (their components read in the order they are stored),
+    // each one's parts through its colliders.
+    let [last, now] = &mut *coupled;
+    now.clear();
+    for (entity, item, velocity, reacts, colliders) in &mut bodies {
         let (kind, position) = (item.0, dim::vec3(item.3.0));
         let coupled = coupling(entity, item, fall);
-        let moves = coupled.and_then(|c| c.moves);
-        kit::put(
-            &mut commands,
-            entity,
-            velocity,
-            moves.map(|m| kit::velocity_at(m, position)),
-        );
+        let (moves, mass) = coupled.map_or((None, None), |c| (c.moves, c.mass));
+        let own = moves.map(|m| kit::velocity_at(m, position));
+        kit::put(&mut commands, entity, velocity, own);
         if kind.is_dynamic() && !reacts {
             commands.entity(entity).insert(ObstacleReaction::default());
         }
+        if moves.is_none() && mass.is_none() {
+            continue;
+        }
+        let lists = colliders.into_iter().flatten();
+        let all = lists.filter_map(|collider| mirrored.get(collider).ok());
+        for &part in all.flat_map(|list| &list.0) {
+            let Ok((weighed, velocity)) = parts.get_mut(part) else {
+                continue;
+            };
+            kit::put(&mut commands, part, weighed, mass);
+            let at = moves.and_then(|_| poses.pose(part));
+            let moved = moves
+                .zip(at)
+                .map(|(m, at)| kit::velocity_at(m, at.translation));
+            kit::put(&mut commands, part, velocity, moved);
+            now.push(part);
+        }
     }
-    for (entity, part, mass, velocity) in &mut parts {
-        let coupled = colliders
-            .get(part.collider)
-            .ok()
-            .and_then(|of| Some(of.body).zip(bodies.get(of.body).ok()))
-            .and_then(|(body, (_, item, ..))| coupling(body, item, fall));
-        let (moves, weighed) = coupled.map_or((None, None), |c| (c.moves, c.mass));
-        kit::put(&mut commands, entity, mass, weighed);
-        let at = moves.and_then(|_| poses.pose(entity));
-        let moved = moves
-            .zip(at)
-            .map(|(m, at)| kit::velocity_at(m, at.translation));
-        kit::put(&mut commands, entity, velocity, moved);
+    // The parts coupled at the last step and not now (their body static,
+    // gone, or not theirs any more): neither mass nor velocity. (The same
+    // parts in the same order, as a world at rest has them: nothing to
+    // look for.)
+    if last != now {
+        let mut found = now.clone();
+        found.sort_unstable();
+        for &part in last.iter() {
+            if found.binary_search(&part).is_ok() {
+                continue;
+            }
+            if let Ok((weighed, velocity)) = parts.get_mut(part) {
+                kit::put(&mut commands, part, weighed, None);
+                kit::put(&mut commands, part, velocity, None);
+            }
+        }
     }
+    core::mem::swap(last, now);
 }
 
 /// Entities that are both a [`Body`] and an avian collider or rigid body.

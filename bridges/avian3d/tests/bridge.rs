@@ -525,3 +525,55 @@ fn bad_input_is_left_out() {
     assert_eq!(parts(&mut app), vec![]);
     assert!(app.world().get_entity(both).is_ok() && app.world().get_entity(segment).is_ok());
 }
+
+/// A dynamic box's part carries its mass and velocity; made static, the
+/// box and its part lose them (a moving box again gets them back), and a
+/// kinematic box's part moves with it without a mass.
+#[test]
+fn a_parts_mass_and_velocity_follow_its_bodys_kind() {
+    let mut app = app();
+    let crate_ = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(0.5, 0.5, 0.5),
+            Mass(2.0),
+            LinearVelocity(Vec3::X),
+            Transform::from_xyz(0.0, 5.0, 0.0),
+        ))
+        .id();
+    step(&mut app, 3);
+    let part = |app: &mut App| {
+        let mut parts = app.world_mut().query::<(Entity, &ColliderPart)>();
+        let found: Vec<Entity> = parts.iter(app.world()).map(|(e, _)| e).collect();
+        assert_eq!(found.len(), 1);
+        found[0]
+    };
+    let part = part(&mut app);
+    let has = |app: &App, e: Entity| {
+        (
+            app.world().get::<ObstacleMass>(e).copied(),
+            app.world().get::<ObstacleVelocity>(e).copied(),
+        )
+    };
+    let (mass, velocity) = has(&app, part);
+    assert!(mass.is_some_and(|m| (m.inverse_mass - 0.5).abs() < 1e-6 && m.body == crate_));
+    assert!(
+        velocity.is_some_and(|v| (v.linear.x - 1.0).abs() < 1e-3),
+        "{velocity:?}"
+    );
+    app.world_mut().entity_mut(crate_).insert(RigidBody::Static);
+    step(&mut app, 2);
+    assert_eq!(has(&app, part), (None, None));
+    assert!(app.world().get::<ObstacleVelocity>(crate_).is_none());
+    app.world_mut()
+        .entity_mut(crate_)
+        .insert((RigidBody::Kinematic, LinearVelocity(Vec3::Z)));
+    step(&mut app, 2);
+    let (mass, velocity) = has(&app, part);
+    assert_eq!(mass, None);
+    assert!(
+        velocity.is_some_and(|v| (v.linear - Vec3::Z).length() < 1e-5),
+        "{velocity:?}"
+    );
+}
