@@ -147,6 +147,24 @@ impl ObstacleSet {
         }
     }
 
+    /// The rows in entity order, whatever the query's, with their
+    /// entities and their places by query order (`count` items this step;
+    /// [`Self::order`]); `masses` by entity too.
+    fn sort_rows(&mut self, count: usize, masses: &mut [(Entity, ObstacleMass)]) {
+        // (A stable sort, which takes the query's runs of ascending
+        // entities as they come; entities are distinct, so it is the one
+        // order.)
+        self.rows.sort_by_key(|row| row.entity);
+        self.entities.clear();
+        self.entities.extend(self.rows.iter().map(|row| row.entity));
+        self.order.clear();
+        self.order.resize(count, u32::MAX);
+        for (i, row) in self.rows.iter().enumerate() {
+            self.order[row.order as usize] = i as u32;
+        }
+        masses.sort_by_key(|&(entity, _)| entity);
+    }
+
     /// Adds what the ties `run` (of [`Self::ties`]) pulled their targets
     /// with in this pass.
     pub fn pull(&mut self, run: core::ops::Range<usize>, inv_mass: &[f32]) {
@@ -338,18 +356,12 @@ pub(crate) fn place_obstacles(
     let items = obstacles.iter_mut().enumerate();
     let mut count = 0;
     for (k, (entity, obstacle, mut state, given, material, groups, mass, is_body)) in items {
-        let pose = poses.composed(entity);
-        // Its last row, where the obstacle is unchanged and placed from the
-        // same pose: what the last step placed it as serves again (a
-        // polygon's corners and a mesh's triangles are laid out anew).
         count = k + 1;
+        let pose = poses.composed(entity);
+        let unchanged = !(obstacle.is_changed() || is_body);
         let kept = pose
-            .filter(|_| !(obstacle.is_changed() || is_body))
-            .and_then(|from| {
-                let row = old.get(*set.order.get(k)? as usize)?;
-                let laid_out = matches!(row.shape, Shape::Polygon { .. } | Shape::Mesh { .. });
-                (row.entity == entity && row.from == Some(from) && !laid_out).then_some((row, from))
-            });
+            .filter(|_| unchanged)
+            .and_then(|from| kept_row(&old, set.order.get(k).copied(), entity, from));
         let placed = match kept {
             Some((row, from)) => Ok(Placed {
                 shape: row.shape,
@@ -382,19 +394,7 @@ pub(crate) fn place_obstacles(
             }
         };
         let state = state.bypass_change_detection();
-        // (A bad mass leaves the obstacle in, as heavy as the world.)
-        let reported = state.reported.take();
-        let mass = match mass {
-            Some(mass) if !mass.is_valid() => {
-                let problem = ObstacleProblem::InvalidMass;
-                if reported != Some(problem) {
-                    reporter.warn(entity, PhysicsIssue::Obstacle { problem });
-                }
-                state.reported = Some(problem);
-                None
-            }
-            mass => mass.copied(),
-        };
+        let mass = checked_mass(entity, mass, state, &mut reporter);
         let start = match state.previous {
             Some((c, q)) if !state.teleport => (Vec3A::from(c), q),
             _ => end,
@@ -410,16 +410,9 @@ pub(crate) fn place_obstacles(
         let speed = linear.length() + if spin > 0.0 { spin * reach } else { 0.0 };
         // At rest where it rested: the same bounds.
         let rested = kept.filter(|(row, _)| row.start == row.end && start == end);
-        let bounds = match (rested, local) {
-            (Some((row, _)), _) => row.bounds,
-            (None, Some(local)) => {
-                let (a, b) = (
-                    placed_bounds(local, start.0, start.1),
-                    placed_bounds(local, end.0, end.1),
-                );
-                (a.0.min(b.0), a.1.max(b.1))
-            }
-            (None, None) => (Vec3A::NEG_INFINITY, Vec3A::INFINITY),
+        let bounds = match rested {
+            Some((row, _)) => row.bounds,
+            None => swept_bounds(local, start, end),
         };
         let material = material.copied().unwrap_or_default().sanitized();
         let groups = groups.copied().unwrap_or_default();
@@ -450,18 +443,7 @@ pub(crate) fn place_obstacles(
         }
     }
     set.broken = built.new_broken;
-    // In entity order, whatever the query's.
-    // (A stable sort, which takes the query's runs of ascending entities
-    // as they come; entities are distinct, so it is the one order.)
-    set.rows.sort_by_key(|row| row.entity);
-    set.entities.clear();
-    set.entities.extend(set.rows.iter().map(|row| row.entity));
-    set.order.clear();
-    set.order.resize(count, u32::MAX);
-    for (i, row) in set.rows.iter().enumerate() {
-        set.order[row.order as usize] = i as u32;
-    }
-    masses.sort_by_key(|&(entity, _)| entity);
+    set.sort_rows(count, &mut masses);
     set.find_movers(&masses);
     // The rows gone since the last step (both lists sorted: a walk).
     let mut now = set.entities.iter().peekable();
@@ -474,6 +456,64 @@ pub(crate) fn place_obstacles(
     set.spare_rows = old;
     if solver.any_sleeping || requests.resynced {
         wake_near(&solver.touch.sleepers, &moved, &mut requests);
+    }
+}
+
+/// The last step's row of `entity` (at `order` among `old`, its place in
+/// that step's query order), where it was placed from the pose `from` and
+/// is not laid out anew each step (a polygon's corners and a mesh's
+/// triangles are): what the last step placed it as serves again, with
+/// `from`. The caller checks that the obstacle did not change.
+fn kept_row(
+    old: &[ObstacleRow],
+    order: Option<u32>,
+    entity: Entity,
+    from: Transform,
+) -> Option<(&ObstacleRow, Transform)> {
+    let row = old.get(order? as usize)?;
+    let laid_out = matches!(row.shape, Shape::Polygon { .. } | Shape::Mesh { .. });
+    (row.entity == entity && row.from == Some(from) && !laid_out).then_some((row, from))
+}
+
+/// `mass` where it is valid. A bad one is reported once (the obstacle
+/// stays, as heavy as the world); a placed obstacle's problem reported
+/// before is forgotten (`state`).
+fn checked_mass(
+    entity: Entity,
+    mass: Option<&ObstacleMass>,
+    state: &mut ObstacleState,
+    reporter: &mut Reporter,
+) -> Option<ObstacleMass> {
+    let reported = state.reported.take();
+    match mass {
+        Some(mass) if !mass.is_valid() => {
+            let problem = ObstacleProblem::InvalidMass;
+            if reported != Some(problem) {
+                reporter.warn(entity, PhysicsIssue::Obstacle { problem });
+            }
+            state.reported = Some(problem);
+            None
+        }
+        mass => mass.copied(),
+    }
+}
+
+/// The world bounds of a sweep from `start` to `end` of a shape whose
+/// own bounds are `local` (endless without).
+fn swept_bounds(
+    local: Option<(Vec3A, Vec3A)>,
+    start: (Vec3A, Quat),
+    end: (Vec3A, Quat),
+) -> (Vec3A, Vec3A) {
+    match local {
+        Some(local) => {
+            let (a, b) = (
+                placed_bounds(local, start.0, start.1),
+                placed_bounds(local, end.0, end.1),
+            );
+            (a.0.min(b.0), a.1.max(b.1))
+        }
+        None => (Vec3A::NEG_INFINITY, Vec3A::INFINITY),
     }
 }
 
@@ -714,9 +754,12 @@ type Reactions<'w, 's> = ParamSet<
 /// since (set back to zero): not every reaction of the world each step.
 pub(crate) fn write_obstacle_reactions(mut solver: ResMut<SolverState>, mut reactions: Reactions) {
     let set = &mut solver.obstacles;
-    // What this step pushed, by entity (rows and pushes are both sorted).
+    // To set back to zero unless pushed now: left non-zero by the last
+    // step, or changed by something else since.
     let mut now = core::mem::take(&mut set.written);
-    let last = now.clone();
+    let mut stale: Vec<Entity> = reactions.p0().iter().collect();
+    stale.extend(now.iter().map(|p| p.0));
+    // What this step pushed, by entity (rows and pushes each sorted).
     now.clear();
     let rows = set.rows.iter().map(|row| row.entity).zip(&set.reactions);
     let rows = rows.filter(|(_, r)| r.0 != Vec3A::ZERO || r.1 != Vec3A::ZERO);
@@ -732,10 +775,6 @@ pub(crate) fn write_obstacle_reactions(mut solver: ResMut<SolverState>, mut reac
         }
         same
     });
-    // Set back to zero: left non-zero by the last step, or changed by
-    // something else, and not pushed now.
-    let mut stale: Vec<Entity> = reactions.p0().iter().collect();
-    stale.extend(last.iter().map(|p| p.0));
     stale.sort_unstable();
     stale.dedup();
     stale.retain(|e| now.binary_search_by_key(e, |p| p.0).is_err());
