@@ -472,7 +472,14 @@ fn kept_row(
 ) -> Option<(&ObstacleRow, Transform)> {
     let row = old.get(order? as usize)?;
     let laid_out = matches!(row.shape, Shape::Polygon { .. } | Shape::Mesh { .. });
-    (row.entity == entity && row.from == Some(from) && !laid_out).then_some((row, from))
+    // (The same bits: a zero's sign would reach the pose.)
+    let bits = |t: Transform| {
+        let ([a, b, c], [d, e, f]) = (t.scale.to_array(), t.translation.to_array());
+        let [g, h, i, j] = t.rotation.to_array();
+        [a, b, c, d, e, f, g, h, i, j].map(f32::to_bits)
+    };
+    let same = row.from.is_some_and(|was| bits(was) == bits(from));
+    (row.entity == entity && same && !laid_out).then_some((row, from))
 }
 
 /// `mass` where it is valid. A bad one is reported once (the obstacle
