@@ -698,6 +698,13 @@ fn within(p: Vec3A, r: Vec3A, (min, max): (Vec3A, Vec3A)) -> bool {
 mod tests {
     use super::*;
 
+    /// The items `grid` visits at `p` within `reach`, in order.
+    fn visited(grid: &Grid, p: Vec3A, reach: f32) -> Vec<u32> {
+        let mut all = Vec::new();
+        grid.near(p, reach, |o| all.push(o));
+        all
+    }
+
     fn close(a: f32, b: f32) -> bool {
         (a - b).abs() < 1e-5
     }
@@ -1022,11 +1029,7 @@ mod tests {
         ];
         let mut grid = Grid::default();
         grid.build(&bounds, 0.0, 0.0);
-        let found = |p: Vec3A, reach: f32| {
-            let mut all = Vec::new();
-            grid.near(p, reach, |o| all.push(o));
-            all
-        };
+        let found = |p: Vec3A, reach: f32| visited(&grid, p, reach);
         assert_eq!(found(Vec3A::splat(0.5), 0.0), [0, 2]);
         assert_eq!(found(Vec3A::splat(10.5), 0.0), [1, 2]);
         assert_eq!(found(Vec3A::splat(5.5), 0.0), [2]);
@@ -1039,11 +1042,7 @@ mod tests {
         // Widened: a lookup within the widening visits the point's cell,
         // which holds what is that near.
         grid.build(&bounds[..2], 0.0, 0.5);
-        let near = |p: Vec3A, reach: f32| {
-            let mut all = Vec::new();
-            grid.near(p, reach, |o| all.push(o));
-            all
-        };
+        let near = |p: Vec3A, reach: f32| visited(&grid, p, reach);
         assert_eq!(near(Vec3A::new(1.3, 0.5, 0.5), 0.4), [0]);
         assert_eq!(
             near(Vec3A::new(1.8, 0.5, 0.5), 0.4),
@@ -1056,11 +1055,7 @@ mod tests {
 
     #[test]
     fn the_grid_is_built_again_when_its_input_changes() {
-        let near = |grid: &Grid, p: Vec3A| {
-            let mut all = Vec::new();
-            grid.near(p, 0.1, |o| all.push(o));
-            all
-        };
+        let near = |grid: &Grid, p: Vec3A| visited(grid, p, 0.1);
         let at = |x: f32| [(Vec3A::new(x, 0.0, 0.0), Vec3A::new(x + 1.0, 1.0, 1.0))];
         let mut grid = Grid::default();
         grid.build(&at(0.0), 0.0, 0.0);
@@ -1095,11 +1090,7 @@ mod tests {
         ];
         let mut grid = Grid::default();
         grid.build(&bounds, 100.0, 0.5);
-        let near = |p: Vec3A, reach: f32| {
-            let mut all = Vec::new();
-            grid.near(p, reach, |o| all.push(o));
-            all
-        };
+        let near = |p: Vec3A, reach: f32| visited(&grid, p, reach);
         assert!(near(Vec3A::new(1.5, 5.0, 0.5), 1.0).is_empty());
         assert!(near(Vec3A::new(-4.0, 0.5, 0.5), 1.0).is_empty());
         assert_eq!(near(Vec3A::new(-0.9, 0.5, 0.5), 1.0), [0]);
