@@ -9,7 +9,8 @@ use bevy::ecs::query::QueryFilter;
 use bevy::prelude::*;
 use bevy_euler_physics::PhysicsSystems;
 use bevy_euler_physics::prelude::{
-    CollisionGroups, ContactMaterial, Obstacle, ObstacleReaction, ObstacleVelocity,
+    CollisionGroups, ContactMaterial, Obstacle, ObstacleMass, ObstacleReaction, ObstacleState,
+    ObstacleVelocity,
 };
 
 /// Why a collider's shape has no obstacle (see the example of
@@ -36,16 +37,19 @@ impl core::fmt::Display for Unsupported {
 }
 
 /// A part of a collider's shape, as an
-/// [`Obstacle`](bevy_euler_physics::Obstacle) on a child entity of the
-/// collider (spawned by the bridge's plugin, despawned with the collider
-/// or when its shape, layers or material change). A part of a dynamic
-/// rigid body also has the body's
+/// [`Obstacle`](bevy_euler_physics::Obstacle) given by the bridge's
+/// plugin and taken away with the collider or when its shape, layers or
+/// material change. A shape of one part at the collider's own origin (a
+/// ball, a box, a hull) has it on the collider entity itself, then
+/// `collider` is that entity; the parts of any other shape (a compound, a
+/// part placed off the origin) are child entities of the collider. A part
+/// of a dynamic rigid body also has the body's
 /// [`ObstacleMass`](bevy_euler_physics::ObstacleMass), written before each
 /// step.
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
 #[reflect(Component, Debug, PartialEq, Clone)]
 pub struct ColliderPart {
-    /// The collider entity this part belongs to (its parent).
+    /// The collider entity this part belongs to (itself, or its parent).
     pub collider: Entity,
 }
 
@@ -61,11 +65,45 @@ pub struct Mirror<P> {
     pub material: ContactMaterial,
 }
 
-/// Gives the collider `entity` the parts of `mirror`, each a child entity
-/// with its obstacle, pose, groups, material, an [`ObstacleReaction`] and
-/// a [`ColliderPart`], in place of the parts it had (`old`). A shape with
-/// no part is warned about once (`reported` remembers it until its shape
-/// has parts again).
+/// What a part carries besides its obstacle: taken off a collider that
+/// carried its one part itself when it stops doing so.
+type PartBundle = (
+    Obstacle,
+    ObstacleState,
+    CollisionGroups,
+    ContactMaterial,
+    ObstacleMass,
+    ObstacleReaction,
+    ColliderPart,
+);
+
+/// Whether a collider with these parts carries its one part itself: a
+/// single part at the collider's own origin (a ball, a box, a hull),
+/// placed where the collider is, needs no entity of its own.
+fn carried_by_collider<P>(parts: &Result<Vec<(Transform, Obstacle)>, P>) -> bool {
+    matches!(parts, Ok(found) if found.len() == 1 && found[0].0 == Transform::IDENTITY)
+}
+
+/// Takes collider `entity`'s parts `old` away: each a child entity
+/// despawned, or the collider's own part taken off it.
+fn drop_parts(commands: &mut Commands, entity: Entity, old: &[Entity]) {
+    for &part in old {
+        if part == entity {
+            if let Ok(mut collider) = commands.get_entity(entity) {
+                collider.try_remove::<PartBundle>();
+            }
+        } else {
+            commands.entity(part).try_despawn();
+        }
+    }
+}
+
+/// Gives the collider `entity` the parts of `mirror` in place of the parts
+/// it had (`old`): each with its obstacle, pose, groups, material, an
+/// [`ObstacleReaction`] and a [`ColliderPart`]. One part at the
+/// collider's origin is carried by the collider entity itself; the parts
+/// of any other shape are child entities. A shape with no part is warned
+/// about once (`reported` remembers it until its shape has parts again).
 pub fn mirror_collider<P: core::fmt::Display>(
     commands: &mut Commands,
     entity: Entity,
@@ -73,9 +111,8 @@ pub fn mirror_collider<P: core::fmt::Display>(
     mirror: Mirror<P>,
     reported: &mut EntityHashSet,
 ) {
-    for &part in old.map_or(&[][..], |m| &m.0) {
-        commands.entity(part).try_despawn();
-    }
+    drop_parts(commands, entity, old.map_or(&[][..], |m| &m.0));
+    let own = carried_by_collider(&mirror.parts);
     let found = match mirror.parts {
         Ok(found) => {
             reported.remove(&entity);
@@ -88,27 +125,30 @@ pub fn mirror_collider<P: core::fmt::Display>(
             Vec::new()
         }
     };
-    let spawned = found
-        .into_iter()
-        .map(|(pose, obstacle)| {
-            commands
-                .spawn((
-                    obstacle,
-                    pose,
-                    mirror.groups,
-                    mirror.material,
-                    ObstacleReaction::default(),
-                    ColliderPart { collider: entity },
-                    ChildOf(entity),
-                ))
-                .id()
-        })
-        .collect();
+    let part = |obstacle| {
+        (
+            obstacle,
+            mirror.groups,
+            mirror.material,
+            ObstacleReaction::default(),
+            ColliderPart { collider: entity },
+        )
+    };
+    let spawned = if own {
+        let (_, obstacle) = found.into_iter().next().expect("one part");
+        commands.entity(entity).insert(part(obstacle));
+        vec![entity]
+    } else {
+        found
+            .into_iter()
+            .map(|(pose, obstacle)| commands.spawn((part(obstacle), pose, ChildOf(entity))).id())
+            .collect()
+    };
     commands.entity(entity).insert(MirroredParts(spawned));
 }
 
-/// Despawns the parts whose collider is no longer mirrored (it lost its
-/// collider, or became a sensor or a body).
+/// Takes the parts away whose collider is no longer mirrored (it lost
+/// its collider, or became a sensor or a body).
 pub fn drop_orphans(
     commands: &mut Commands,
     parts: &Query<(Entity, &ColliderPart)>,
@@ -116,7 +156,7 @@ pub fn drop_orphans(
 ) {
     for (part, of) in parts {
         if !mirrored(of.collider) {
-            commands.entity(part).try_despawn();
+            drop_parts(commands, of.collider, &[part]);
             if let Ok(mut collider) = commands.get_entity(of.collider) {
                 collider.try_remove::<MirroredParts>();
             }
@@ -127,6 +167,7 @@ pub fn drop_orphans(
 /// Makes `entity`'s `C` what is `wanted`: written in place where it is
 /// there already (`set_if_neq`: no command, no change unless it differs),
 /// inserted where it is not, removed where nothing is wanted.
+#[inline]
 pub fn put<C: Component<Mutability = Mutable> + PartialEq>(
     commands: &mut Commands,
     entity: Entity,

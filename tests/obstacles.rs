@@ -1263,6 +1263,55 @@ fn a_reaction_reads_the_last_steps_push_and_zero_without_one() {
     assert_eq!(reaction(&app, far), ObstacleReaction::default());
 }
 
+/// Each step that pushes an obstacle marks its reaction changed, even
+/// where it pushes with the same impulse as at the last step (a ball at
+/// rest on a tray); steps that leave it at zero do not, so
+/// `Changed<ObstacleReaction>` finds exactly the reactions to apply.
+#[test]
+fn a_pushed_reaction_is_marked_changed_at_every_step_and_a_zero_one_is_not() {
+    #[derive(Resource, Default)]
+    struct Seen(Vec<ObstacleReaction>);
+    fn record(
+        changed: Query<&ObstacleReaction, Changed<ObstacleReaction>>,
+        mut seen: ResMut<Seen>,
+    ) {
+        seen.0.extend(changed.iter().copied());
+    }
+    let mut app = app();
+    no_sleep(&mut app);
+    app.init_resource::<Seen>()
+        .add_systems(FixedPostUpdate, record);
+    let tray = (
+        Obstacle::from(Cuboid::new(2.0, 0.2, 2.0)),
+        ObstacleReaction::default(),
+    );
+    spawn(&mut app, tray.clone());
+    // A second tray, far away, that nothing touches.
+    spawn(&mut app, (tray, Transform::from_xyz(50.0, 0.0, 0.0)));
+    let m = 2.0;
+    spawn(
+        &mut app,
+        (
+            Body::new(m).with_position(Vec3::new(0.0, 0.1 + R, 0.0)),
+            Radius(R),
+        ),
+    );
+    step(&mut app, 60);
+    app.world_mut().resource_mut::<Seen>().0.clear();
+    step(&mut app, 30);
+    let seen = &app.world().resource::<Seen>().0;
+    // One changed reaction a step (the loaded tray's), the ball's weight.
+    assert_eq!(seen.len(), 30, "{seen:?}");
+    let weight = Vec3::new(0.0, -m * G * H, 0.0);
+    assert!(
+        seen.iter()
+            .all(|r| (r.impulse - weight).length() < 0.01 * weight.length())
+    );
+    // At rest the step pushes with the very same bits, step after step:
+    // marked changed all the same.
+    assert!(seen.windows(2).any(|w| w[0] == w[1]), "{seen:?}");
+}
+
 /// A ball tied to a hook hangs at the hook's point, and the hook's
 /// `ObstacleReaction` is the ball's weight times the step, pulling down.
 #[test]

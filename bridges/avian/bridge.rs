@@ -110,16 +110,20 @@ type RigidItem = (
     Option<&'static GravityScale>,
 );
 
-/// What [`couple_rigid_bodies`] reads and writes of a rigid body.
+/// What [`couple_rigid_bodies`] reads and writes of a rigid body (a
+/// rigid body can carry its collider's one part itself).
 type CoupledBody = (
     Entity,
     RigidItem,
-    Option<&'static mut ObstacleVelocity>,
     Has<ObstacleReaction>,
     Option<&'static RigidBodyColliders>,
+    Option<&'static MirroredParts>,
+    Option<&'static mut ObstacleMass>,
+    Option<&'static mut ObstacleVelocity>,
 );
 
-/// What [`couple_rigid_bodies`] writes of a part.
+/// What [`couple_rigid_bodies`] writes of a part (one of a collider that
+/// is not itself a rigid body).
 type CoupledPart = (
     Option<&'static mut ObstacleMass>,
     Option<&'static mut ObstacleVelocity>,
@@ -185,8 +189,8 @@ fn coupling(
 /// ([`ObstaclePoses`]).
 fn couple_rigid_bodies(
     mut commands: Commands,
-    mut bodies: Query<CoupledBody, Without<ColliderPart>>,
-    mut parts: Query<CoupledPart, With<ColliderPart>>,
+    mut bodies: Query<CoupledBody>,
+    mut parts: Query<CoupledPart, (With<ColliderPart>, Without<RigidBody>)>,
     (mirrored, poses): (Query<&MirroredParts>, ObstaclePoses),
     (gravity, substeps): (Option<Res<Gravity>>, Option<Res<SubstepCount>>),
     time: Res<Time<Fixed>>,
@@ -201,7 +205,7 @@ fn couple_rigid_bodies(
     // each one's parts through its colliders.
     let [last, now] = &mut *coupled;
     now.clear();
-    for (entity, item, velocity, reacts, colliders) in &mut bodies {
+    for (entity, item, reacts, colliders, own_parts, weighed, velocity) in &mut bodies {
         let (kind, position) = (item.0, dim::vec3(item.3.0));
         let coupled = coupling(entity, item, fall);
         let (moves, mass) = coupled.map_or((None, None), |c| (c.moves, c.mass));
@@ -210,12 +214,26 @@ fn couple_rigid_bodies(
         if kind.is_dynamic() && !reacts {
             commands.entity(entity).insert(ObstacleReaction::default());
         }
+        // The body that carries its collider's one part: that part's mass
+        // (its velocity is the body's own).
+        if own_parts.is_some_and(|list| list.0.contains(&entity)) {
+            kit::put(&mut commands, entity, weighed, mass);
+        }
         if moves.is_none() && mass.is_none() {
             continue;
         }
-        let lists = colliders.into_iter().flatten();
-        let all = lists.filter_map(|collider| mirrored.get(collider).ok());
-        for &part in all.flat_map(|list| &list.0) {
+        let lists = colliders.into_iter().flatten().filter_map(|collider| {
+            if collider == entity {
+                own_parts
+            } else {
+                mirrored.get(collider).ok()
+            }
+        });
+        // (The body's own part was written above.)
+        for &part in lists
+            .flat_map(|list| &list.0)
+            .filter(|&&part| part != entity)
+        {
             let Ok((weighed, velocity)) = parts.get_mut(part) else {
                 continue;
             };
@@ -267,7 +285,9 @@ fn report_bodies_with_colliders(
 /// moment, and what the ties pulled a dynamic rigid body with (its own
 /// [`ObstacleReaction`]), at its position (waking the body).
 fn push_rigid_bodies(
-    reactions: Query<(Entity, Option<&ColliderPart>, &ObstacleReaction)>,
+    // (The step marks each reaction it pushed changed: see
+    // `ObstacleReaction`.)
+    reactions: Query<(Entity, Option<&ColliderPart>, &ObstacleReaction), Changed<ObstacleReaction>>,
     colliders: Query<&ColliderOf>,
     mut bodies: Query<(&RigidBody, Forces)>,
     poses: ObstaclePoses,

@@ -599,6 +599,12 @@ impl ObstacleVelocity {
 /// bodies that hit it would take too much. The avian bridge of this
 /// repository does both for avian's rigid bodies.
 ///
+/// A step that pushed the obstacle marks its reaction changed, even with
+/// the same value as at the last step (each step's push is a new one), and
+/// one that set it back to zero does too; a step that left it at zero
+/// does not. So `Changed<ObstacleReaction>` finds every reaction to apply
+/// after a step without visiting the rest.
+///
 /// A sleeping body pushes nothing: a pile asleep on an obstacle leaves its
 /// reaction at zero until the obstacle moves (which wakes it) or the pile
 /// wakes. Keep such bodies awake ([`SleepingDisabled`](crate::SleepingDisabled))

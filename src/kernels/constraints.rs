@@ -494,6 +494,40 @@ pub struct TieRow {
     pub arm: Vec3A,
     /// The velocity the tie gave the body in the current pass.
     pub given: Vec3A,
+    /// With a mover, per axis (x, y, z), laid out at each pass's start
+    /// ([`TieRow::lay_out`]): the share of a change of the body's velocity
+    /// along the axis that the body takes (`w / (w + meets)`), and how the
+    /// mover's spin changes per unit impulse along it (`I⁻¹(arm × axis)`).
+    /// They hold over the step, so the rounds do not compute them again.
+    pub shares: Vec3A,
+    pub turns: [Vec3A; 3],
+}
+
+impl TieRow {
+    /// A tie with nothing given yet and no mover's shares laid out.
+    pub fn new(slot: u32, mover: u32, obstacle: u32, point: Vec3A, velocity: Vec3A) -> Self {
+        Self {
+            slot,
+            mover,
+            obstacle,
+            anchor: point,
+            at: point,
+            velocity,
+            arm: Vec3A::ZERO,
+            given: Vec3A::ZERO,
+            shares: Vec3A::ONE,
+            turns: [Vec3A::ZERO; 3],
+        }
+    }
+
+    /// Lays out [`Self::shares`] and [`Self::turns`] for its body of
+    /// inverse mass `w`, tied to a point of `mover`.
+    pub fn lay_out(&mut self, mover: &Mover, w: f32) {
+        for (a, axis) in [Vec3A::X, Vec3A::Y, Vec3A::Z].into_iter().enumerate() {
+            self.shares[a] = w / (w + mover.meets(self.arm, axis));
+            self.turns[a] = mover.inv_inertia * self.arm.cross(axis);
+        }
+    }
 }
 
 /// One round of a tie: the body's velocity relative to the point's
@@ -515,18 +549,20 @@ fn solve_tie(
     let gap = bodies.pos[slot] - tie.at;
     let mut v = bodies.vel[slot];
     let mut mover = mover;
-    for axis in [Vec3A::X, Vec3A::Y, Vec3A::Z] {
+    for (a, axis) in [Vec3A::X, Vec3A::Y, Vec3A::Z].into_iter().enumerate() {
         let (sped, give) = match &mover {
-            Some((m, taken)) => (taken.at(tie.arm), w / (w + m.meets(tie.arm, axis))),
+            Some((_, taken)) => (taken.at(tie.arm), tie.shares[a]),
             None => (Vec3A::ZERO, 1.0),
         };
         let speed = axis.dot(v - tie.velocity - sped);
-        let change = give * (-beta * axis.dot(gap) / h - speed) * axis;
-        v += change;
-        tie.given += change;
+        let change = give * (-beta * axis.dot(gap) / h - speed);
+        v[a] += change;
+        tie.given[a] += change;
         if let Some((m, taken)) = &mut mover {
+            // What the mover takes: `-change / w` along the axis.
             let impulse = -change / w;
-            m.take(taken, tie.arm, impulse);
+            taken.linear[a] += m.inv_mass * impulse;
+            taken.angular += impulse * tie.turns[a];
         }
     }
     bodies.vel[slot] = v;

@@ -81,6 +81,11 @@ pub(crate) struct ObstacleSet {
     pub grid: Grid,
     /// Placed at the current pass's start.
     pub placed: Vec<PlacedObstacle>,
+    /// Whether every row rests over this step (`start == end`), and
+    /// whether `placed` holds this step's rows: then a pass's placing is
+    /// what the last one placed.
+    still: bool,
+    placed_now: bool,
     /// Per group: the obstacle contacts' impulses at the end of its last
     /// pass (cleared at every step's start).
     pub warm: Vec<Vec<ObstacleWarm>>,
@@ -93,6 +98,11 @@ pub(crate) struct ObstacleSet {
     pub movers: Vec<Mover>,
     /// Each mover's index, by its body's entity.
     mover_of: bevy::ecs::entity::EntityHashMap<u32>,
+    /// What [`Self::mover_of`] was built from: each obstacle with a mass
+    /// and its body (by obstacle entity), and that obstacle's mover. Where
+    /// the next step's are the same, so are the movers' indices.
+    mover_keys: Vec<(Entity, Entity)>,
+    mover_index: Vec<u32>,
     /// Per mover: how much its velocity changed in this step so far.
     pub yields: Vec<Yield>,
     /// The step's ties, by slot, and each one's target with the target's
@@ -123,13 +133,25 @@ impl ObstacleSet {
     /// One mover per body among `masses` (sorted by obstacle entity; the
     /// first obstacle of a body gives its values), and each row's.
     fn find_movers(&mut self, masses: &[(Entity, ObstacleMass)]) {
+        // (A world at rest has the same obstacles of the same bodies step
+        // after step: the indices serve again.)
+        let keys = masses.iter().map(|&(entity, mass)| (entity, mass.body));
+        if !keys.clone().eq(self.mover_keys.iter().copied()) {
+            self.mover_of.clear();
+            self.mover_keys.clear();
+            self.mover_keys.extend(keys);
+            self.mover_index.clear();
+            for &(_, body) in &self.mover_keys {
+                let next = self.mover_of.len() as u32;
+                self.mover_index
+                    .push(*self.mover_of.entry(body).or_insert(next));
+            }
+        }
         self.movers.clear();
-        self.mover_of.clear();
         let mut row = 0;
-        for &(entity, mass) in masses {
-            let next = self.movers.len() as u32;
-            let index = *self.mover_of.entry(mass.body).or_insert(next);
-            if index == next {
+        for (&(entity, mass), &index) in masses.iter().zip(&self.mover_index) {
+            // (Indices come in the order of their bodies' first obstacles.)
+            if index as usize == self.movers.len() {
                 self.movers.push(Mover {
                     inv_mass: mass.inverse_mass,
                     inv_inertia: mass.inverse_inertia.into(),
@@ -153,8 +175,10 @@ impl ObstacleSet {
     fn sort_rows(&mut self, count: usize, masses: &mut [(Entity, ObstacleMass)]) {
         // (A stable sort, which takes the query's runs of ascending
         // entities as they come; entities are distinct, so it is the one
-        // order.)
-        self.rows.sort_by_key(|row| row.entity);
+        // order. Most steps find them sorted already.)
+        if !self.rows.is_sorted_by_key(|row| row.entity) {
+            self.rows.sort_by_key(|row| row.entity);
+        }
         self.entities.clear();
         self.entities.extend(self.rows.iter().map(|row| row.entity));
         self.order.clear();
@@ -162,7 +186,9 @@ impl ObstacleSet {
         for (i, row) in self.rows.iter().enumerate() {
             self.order[row.order as usize] = i as u32;
         }
-        masses.sort_by_key(|&(entity, _)| entity);
+        if !masses.is_sorted_by_key(|&(entity, _)| entity) {
+            masses.sort_by_key(|&(entity, _)| entity);
+        }
     }
 
     /// Adds what the ties `run` (of [`Self::ties`]) pulled their targets
@@ -199,6 +225,10 @@ impl ObstacleSet {
     /// Places every obstacle at a share `t` of its sweep through the step
     /// (into `placed`).
     pub fn place(&mut self, t: f32) {
+        if self.still && self.placed_now {
+            return;
+        }
+        self.placed_now = true;
         self.placed.clear();
         self.placed.extend(self.rows.iter().map(|row| {
             let (center, rotation) = if row.start == row.end {
@@ -234,6 +264,7 @@ type ObstacleItem = (
     Option<&'static CollisionGroups>,
     Option<&'static ObstacleMass>,
     Has<Body>,
+    (Option<&'static Transform>, Option<&'static ChildOf>),
 );
 
 /// The `Transform`s and parents of obstacles and their ancestors, for
@@ -280,8 +311,15 @@ impl ObstaclePoses<'_, '_> {
 
     /// `entity`'s pose where [`pose_of`] composes it; else `None`, and
     /// the caller asks `helper` itself.
+    #[cfg(test)]
     fn composed(&self, entity: Entity) -> Option<Transform> {
         pose_of(entity, &self.ancestors)
+    }
+
+    /// The same, for an entity whose own `Transform` and parent the
+    /// caller has at hand.
+    fn composed_from(&self, own: &Transform, parent: Option<&ChildOf>) -> Option<Transform> {
+        compose(own, parent, &self.ancestors)
     }
 }
 
@@ -294,6 +332,12 @@ impl ObstaclePoses<'_, '_> {
 /// `TransformHelper`.
 fn pose_of(entity: Entity, ancestors: &Ancestors) -> Option<Transform> {
     let (own, parent) = ancestors.get(entity).ok()?;
+    compose(own, parent, ancestors)
+}
+
+/// [`pose_of`] an entity whose `Transform` is `own` and whose parent is
+/// `parent`.
+fn compose(own: &Transform, parent: Option<&ChildOf>, ancestors: &Ancestors) -> Option<Transform> {
     if !(own.scale.min_element() > 0.0 && own.rotation.is_normalized()) {
         return None;
     }
@@ -355,9 +399,10 @@ pub(crate) fn place_obstacles(
     let mut masses = Vec::new();
     let items = obstacles.iter_mut().enumerate();
     let mut count = 0;
-    for (k, (entity, obstacle, mut state, given, material, groups, mass, is_body)) in items {
+    for (k, item) in items {
+        let (entity, obstacle, mut state, given, material, groups, mass, is_body, own) = item;
         count = k + 1;
-        let pose = poses.composed(entity);
+        let pose = own.0.and_then(|t| poses.composed_from(t, own.1));
         let unchanged = !(obstacle.is_changed() || is_body);
         let kept = pose
             .filter(|_| unchanged)
@@ -492,9 +537,9 @@ fn checked_mass(
     reporter: &mut Reporter,
 ) -> Option<ObstacleMass> {
     let reported = state.reported.take();
+    let problem = ObstacleProblem::InvalidMass;
     match mass {
         Some(mass) if !mass.is_valid() => {
-            let problem = ObstacleProblem::InvalidMass;
             if reported != Some(problem) {
                 reporter.warn(entity, PhysicsIssue::Obstacle { problem });
             }
@@ -728,6 +773,8 @@ pub(crate) fn lay_out_obstacles(mut solver: ResMut<SolverState>) {
     set.yields.resize(set.movers.len(), Yield::default());
     set.bounds.clear();
     set.bounds.extend(set.rows.iter().map(|row| row.bounds));
+    set.still = set.rows.iter().all(|row| row.start == row.end);
+    set.placed_now = false;
     // Widened by a lookup's usual reach (twice the radius), so that most
     // lookups visit one cell.
     set.grid.build(&set.bounds, min_cell, 0.5 * min_cell);
@@ -801,11 +848,19 @@ pub(crate) fn write_obstacle_reactions(mut solver: ResMut<SolverState>, mut reac
         if !(linear.is_finite() && angular.is_finite()) {
             (linear, angular) = (Vec3A::ZERO, Vec3A::ZERO);
         }
-        reaction.set_if_neq(ObstacleReaction {
+        let pushed = ObstacleReaction {
             impulse: linear.into(),
             angular_impulse: angular.into(),
-        });
-        linear != Vec3A::ZERO || angular != Vec3A::ZERO
+        };
+        // (Marked changed at every push, the same or not: see
+        // `ObstacleReaction`.)
+        let pushes = linear != Vec3A::ZERO || angular != Vec3A::ZERO;
+        if pushes {
+            *reaction = pushed;
+        } else {
+            reaction.set_if_neq(pushed);
+        }
+        pushes
     });
     set.written = now;
 }
@@ -864,14 +919,14 @@ pub(crate) fn place_ties(
         let arm = mover.map_or(Vec3A::ZERO, |m| Vec3A::from(point) - set.movers[m].center);
         let obstacle = set.entities.binary_search(&tie.target);
         let row = TieRow {
-            slot: index.slot,
-            mover: mover.map_or(u32::MAX, |m| m as u32),
-            obstacle: obstacle.map_or(u32::MAX, |o| o as u32),
-            anchor: point.into(),
-            at: point.into(),
-            velocity: velocity.into(),
             arm,
-            given: Vec3A::ZERO,
+            ..TieRow::new(
+                index.slot,
+                mover.map_or(u32::MAX, |m| m as u32),
+                obstacle.map_or(u32::MAX, |o| o as u32),
+                point.into(),
+                velocity.into(),
+            )
         };
         found.push((row, (tie.target, Vec3A::from(origin))));
     }
@@ -891,6 +946,80 @@ pub(crate) fn place_ties(
 mod tests {
     use super::*;
     use bevy::ecs::system::RunSystemOnce;
+
+    /// A row of `entity` that nothing else is asked of.
+    fn row(entity: Entity) -> ObstacleRow {
+        let at = (Vec3A::ZERO, Quat::IDENTITY);
+        ObstacleRow {
+            entity,
+            shape: Shape::Sphere { radius: 1.0 },
+            start: at,
+            end: at,
+            linear: Vec3A::ZERO,
+            angular: Vec3A::ZERO,
+            material: Material {
+                restitution: 0.0,
+                friction: 0.5,
+            },
+            groups: [1, 1],
+            bounds: (Vec3A::ZERO, Vec3A::ZERO),
+            speed: 0.0,
+            mover: u32::MAX,
+            local: None,
+            from: None,
+            order: 0,
+        }
+    }
+
+    /// The movers follow the obstacles' bodies step by step: the same
+    /// bodies keep their movers' places with the new values, an obstacle
+    /// given to another body, or left without a mass, is found so.
+    #[test]
+    fn the_movers_follow_the_obstacles_bodies() {
+        let mut world = World::new();
+        let [one, two] = [(); 2].map(|_| world.spawn_empty().id());
+        let mut three = [(); 3].map(|_| world.spawn_empty().id());
+        three.sort();
+        let [a, b, c] = three;
+        let mass = |body, inverse_mass| ObstacleMass {
+            body,
+            inverse_mass,
+            inverse_inertia: Mat3::IDENTITY,
+            center_of_mass: Vec3::ZERO,
+        };
+        let mut set = ObstacleSet::default();
+        let mut run = |mut masses: Vec<(Entity, ObstacleMass)>| {
+            set.rows = vec![row(c), row(a), row(b)];
+            set.sort_rows(3, &mut masses);
+            set.find_movers(&masses);
+            let values: Vec<f32> = set.movers.iter().map(|m| m.inv_mass).collect();
+            let movers: Vec<u32> = set.rows.iter().map(|r| r.mover).collect();
+            (values, movers)
+        };
+        let none = u32::MAX;
+        let both = vec![
+            (a, mass(one, 1.0)),
+            (b, mass(one, 1.0)),
+            (c, mass(two, 2.0)),
+        ];
+        assert_eq!(run(both), (vec![1.0, 2.0], vec![0, 0, 1]));
+        let heavier = vec![
+            (a, mass(one, 3.0)),
+            (b, mass(one, 3.0)),
+            (c, mass(two, 4.0)),
+        ];
+        assert_eq!(run(heavier), (vec![3.0, 4.0], vec![0, 0, 1]));
+        let moved = vec![
+            (a, mass(one, 1.0)),
+            (b, mass(two, 2.0)),
+            (c, mass(two, 2.0)),
+        ];
+        assert_eq!(run(moved), (vec![1.0, 2.0], vec![0, 1, 1]));
+        let lost = vec![(a, mass(one, 1.0)), (c, mass(two, 2.0))];
+        assert_eq!(run(lost), (vec![1.0, 2.0], vec![0, none, 1]));
+        let first = vec![(c, mass(one, 5.0)), (b, mass(two, 6.0))];
+        assert_eq!(run(first), (vec![6.0, 5.0], vec![none, 0, 1]));
+    }
 
     /// Composed as `Transform`s up a hierarchy of uniform scales, an
     /// obstacle's pose is what Bevy's matrices give (within rounding); a

@@ -468,6 +468,9 @@ impl Pass {
                 .get(tie.mover as usize)
                 .map_or(Vec3A::ZERO, |y| y.at(tie.arm));
             tie.at = tie.anchor + since * (tie.velocity + gained);
+            if let Some(mover) = set.movers.get(tie.mover as usize) {
+                tie.lay_out(mover, solver.inv_mass[tie.slot as usize]);
+            }
         }
         let group = &solver.groups[self.group];
         let settings = &self.constraints;

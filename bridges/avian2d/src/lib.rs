@@ -11,8 +11,10 @@
 //! in the XY plane, and what the bodies push a dynamic rigid body with goes
 //! back to it as an impulse.
 //!
-//! - **Shapes.** Each collider gets a child entity per part of its shape
-//!   ([`ColliderPart`]), carrying the part as an [`Obstacle`], a column
+//! - **Shapes.** Each collider gets its shape's parts ([`ColliderPart`]),
+//!   each an [`Obstacle`] (one part at the collider's own origin, as a
+//!   ball's or a box's, on the collider entity itself; the parts of any
+//!   other shape on child entities of it), a column
 //!   along `Z` as this plugin's 2D shapes are: a ball as a [`Circle`], a
 //!   cuboid as a [`Rectangle`], a capsule as a [`Capsule2d`], a convex
 //!   polygon, a regular polygon or a triangle as a [`ConvexPolygon`], an

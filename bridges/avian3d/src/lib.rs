@@ -10,8 +10,10 @@
 //! goes back to it as an impulse: a crate dropped on a net sinks into it
 //! and the net holds it.
 //!
-//! - **Shapes.** Each collider gets a child entity per part of its shape
-//!   ([`ColliderPart`]), carrying the part as an [`Obstacle`]: a ball, a
+//! - **Shapes.** Each collider gets its shape's parts ([`ColliderPart`]),
+//!   each an [`Obstacle`] (one part at the collider's own origin, as a
+//!   ball's or a box's, on the collider entity itself; the parts of any
+//!   other shape on child entities of it): a ball, a
 //!   cuboid, a capsule or a cylinder as the same primitive; a half-space
 //!   as a half-space; a cone, a convex hull, a trimesh, a height field or
 //!   voxels as a [`TriangleMesh`] (a hull's and a cone's one-sided); a
@@ -181,9 +183,12 @@ mod dim {
         w.0
     }
 
-    /// The world inverse inertia of a body so turned.
+    /// The world inverse inertia of a body so turned: `R I⁻¹ Rᵀ`, in
+    /// glam's aligned matrices.
     pub fn inverse_inertia(inertia: &ComputedAngularInertia, rotation: &Rotation) -> Mat3 {
-        inertia.rotated(rotation.0).inverse().to_mat3()
+        let turn = Mat3A::from_quat(rotation.0);
+        let local = Mat3A::from(inertia.inverse().to_mat3());
+        Mat3::from(turn * local * turn.transpose())
     }
 
     /// The centre of mass in the world.

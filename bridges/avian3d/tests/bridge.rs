@@ -577,3 +577,85 @@ fn a_parts_mass_and_velocity_follow_its_bodys_kind() {
         "{velocity:?}"
     );
 }
+
+/// A collider of one part at its own origin carries that part itself
+/// (its `ColliderPart` names itself); a compound's parts are children of
+/// it. Its shape changed from one to the other and back, or the collider
+/// made a sensor, leaves no part behind, and the rigid body keeps what its
+/// ties need.
+#[test]
+fn a_one_part_collider_carries_its_part_and_a_compound_has_children() {
+    let mut app = app();
+    let crate_ = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(0.5, 0.5, 0.5),
+            Mass(2.0),
+            Transform::from_xyz(0.0, 5.0, 0.0),
+        ))
+        .id();
+    step(&mut app, 3);
+    // Each part's entity, and whose part it is.
+    let parts = |app: &mut App| {
+        let mut parts = app.world_mut().query::<(Entity, &ColliderPart)>();
+        let mut found: Vec<(Entity, Entity)> = parts
+            .iter(app.world())
+            .map(|(e, p)| (e, p.collider))
+            .collect();
+        found.sort();
+        found
+    };
+    let carried = |app: &App| app.world().get::<Obstacle>(crate_).is_some();
+    assert_eq!(parts(&mut app), vec![(crate_, crate_)]);
+    assert!(carried(&app));
+    let mass = app.world().get::<ObstacleMass>(crate_).copied();
+    assert!(mass.is_some_and(|m| (m.inverse_mass - 0.5).abs() < 1e-6 && m.body == crate_));
+    // A compound: two children, each weighed, and nothing on the crate.
+    let two = Collider::compound(vec![
+        (
+            Vec3::X * 0.5,
+            Quat::IDENTITY,
+            Collider::cuboid(0.5, 0.5, 0.5),
+        ),
+        (Vec3::NEG_X * 0.5, Quat::IDENTITY, Collider::sphere(0.25)),
+    ]);
+    app.world_mut().entity_mut(crate_).insert(two);
+    step(&mut app, 2);
+    let found = parts(&mut app);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.iter().all(|&(e, of)| e != crate_ && of == crate_));
+    assert!(!carried(&app));
+    assert!(app.world().get::<ObstacleMass>(crate_).is_none());
+    for (part, _) in &found {
+        let mass = app.world().get::<ObstacleMass>(*part).copied();
+        assert!(mass.is_some_and(|m| m.body == crate_), "{mass:?}");
+        assert_eq!(
+            app.world().get::<ChildOf>(*part).map(ChildOf::parent),
+            Some(crate_)
+        );
+    }
+    // One part again: the children gone, the crate carries it.
+    app.world_mut()
+        .entity_mut(crate_)
+        .insert(Collider::sphere(0.5));
+    step(&mut app, 2);
+    assert_eq!(parts(&mut app), vec![(crate_, crate_)]);
+    assert!(
+        found
+            .iter()
+            .all(|(e, _)| app.world().get_entity(*e).is_err())
+    );
+    assert!(carried(&app));
+    // A sensor: no part anywhere, and the crate is still a dynamic body
+    // with its reaction (for its ties) and its velocity.
+    app.world_mut()
+        .entity_mut(crate_)
+        .insert(avian3d::prelude::Sensor);
+    step(&mut app, 2);
+    assert_eq!(parts(&mut app), vec![]);
+    assert!(!carried(&app));
+    assert!(app.world().get::<ObstacleMass>(crate_).is_none());
+    assert!(app.world().get::<ObstacleReaction>(crate_).is_some());
+    assert!(app.world().get::<ObstacleVelocity>(crate_).is_some());
+}

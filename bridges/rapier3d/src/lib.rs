@@ -10,8 +10,10 @@
 //! goes back to it as an impulse: a crate dropped on a net sinks into it
 //! and the net holds it.
 //!
-//! - **Shapes.** Each collider gets a child entity per part of its shape
-//!   ([`ColliderPart`]), carrying the part as an [`Obstacle`], as the
+//! - **Shapes.** Each collider gets its shape's parts ([`ColliderPart`]),
+//!   each an [`Obstacle`] (one part at the collider's own origin, as a
+//!   ball's or a box's, on the collider entity itself; the parts of any
+//!   other shape on child entities of it), as the
 //!   avian3d bridge does (the same file reads both engines' parry shapes):
 //!   a ball, a cuboid, a capsule or a cylinder as the same primitive; a
 //!   half-space as a half-space; a cone, a convex hull, a trimesh, a
@@ -248,13 +250,15 @@ fn mirror_colliders(
             continue;
         }
         // rapier scales the collider's shape by its entity's scale (and
-        // marks it changed then); the parts, children of the entity,
-        // inherit that scale, so they are made of the unscaled shape.
+        // marks it changed then); the parts, on the entity or children of
+        // it, take that scale from it, so they are made of the unscaled
+        // shape.
         let mut unscaled = Collider::clone(&collider);
         unscaled.set_scale(Vec3::ONE, 0);
         if !placed {
             // rapier puts a collider without a transform at the origin;
-            // its parts, children of its entity, need one to be placed.
+            // its parts, on its entity or children of it, need one to be
+            // placed.
             commands.entity(entity).insert(Transform::IDENTITY);
         }
         let mirror = kit::Mirror {
@@ -456,7 +460,9 @@ fn report_bodies_with_colliders(
 /// position). rapier applies it, waking the body, before its next step.
 fn push_rigid_bodies(
     mut commands: Commands,
-    reactions: Query<(Entity, Option<&ColliderPart>, &ObstacleReaction)>,
+    // (The step marks each reaction it pushed changed: see
+    // `ObstacleReaction`.)
+    reactions: Query<(Entity, Option<&ColliderPart>, &ObstacleReaction), Changed<ObstacleReaction>>,
     rigid: RigidBodies,
     mut impulses: Query<&mut ExternalImpulse>,
     poses: ObstaclePoses,
