@@ -66,13 +66,17 @@ pub struct Mirror<P> {
 }
 
 /// What a part carries besides its obstacle: taken off a collider that
-/// carried its one part itself when it stops doing so.
+/// carried its one part itself when it stops doing so. (A rigid body's
+/// own velocity and reaction, for its ties, are written again before the
+/// next step; a collider's that is no rigid body must not keep them, for
+/// what is tied to it.)
 type PartBundle = (
     Obstacle,
     ObstacleState,
     CollisionGroups,
     ContactMaterial,
     ObstacleMass,
+    ObstacleVelocity,
     ObstacleReaction,
     ColliderPart,
 );

@@ -658,4 +658,35 @@ fn a_one_part_collider_carries_its_part_and_a_compound_has_children() {
     assert!(app.world().get::<ObstacleMass>(crate_).is_none());
     assert!(app.world().get::<ObstacleReaction>(crate_).is_some());
     assert!(app.world().get::<ObstacleVelocity>(crate_).is_some());
+    // A collider of its own under a moving body carries its one part
+    // with the body's velocity; made a sensor, it keeps none of it.
+    let cart = app
+        .world_mut()
+        .spawn((
+            RigidBody::Kinematic,
+            LinearVelocity(Vec3::X),
+            Transform::from_xyz(5.0, 0.0, 0.0),
+        ))
+        .id();
+    let wheel = app
+        .world_mut()
+        .spawn((
+            Collider::sphere(0.3),
+            Transform::from_xyz(0.0, 1.0, 0.0),
+            ChildOf(cart),
+        ))
+        .id();
+    step(&mut app, 3);
+    assert!(app.world().get::<Obstacle>(wheel).is_some());
+    let moving = app.world().get::<ObstacleVelocity>(wheel).copied();
+    assert!(
+        moving.is_some_and(|v| (v.linear - Vec3::X).length() < 1e-5),
+        "{moving:?}"
+    );
+    app.world_mut()
+        .entity_mut(wheel)
+        .insert(avian3d::prelude::Sensor);
+    step(&mut app, 2);
+    assert!(app.world().get::<Obstacle>(wheel).is_none());
+    assert!(app.world().get::<ObstacleVelocity>(wheel).is_none());
 }
