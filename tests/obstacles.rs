@@ -1201,6 +1201,26 @@ fn a_resting_obstacle_that_changes_is_placed_again() {
     );
 }
 
+/// A 2 m tray 0.2 m thick at the origin, with an `ObstacleReaction`, and
+/// a ball of `m` kg resting on it: (tray, ball).
+fn loaded_tray(app: &mut App, m: f32) -> (Entity, Entity) {
+    let tray = spawn(
+        app,
+        (
+            Obstacle::from(Cuboid::new(2.0, 0.2, 2.0)),
+            ObstacleReaction::default(),
+        ),
+    );
+    let ball = spawn(
+        app,
+        (
+            Body::new(m).with_position(Vec3::new(0.0, 0.1 + R, 0.0)),
+            Radius(R),
+        ),
+    );
+    (tray, ball)
+}
+
 /// Each `ObstacleReaction` reads what the last step pushed with: the
 /// weight of a ball resting on a tray, written over whatever else set it;
 /// zero once the ball is gone, for a reaction set by hand that nothing
@@ -1209,21 +1229,8 @@ fn a_resting_obstacle_that_changes_is_placed_again() {
 fn a_reaction_reads_the_last_steps_push_and_zero_without_one() {
     let mut app = app();
     no_sleep(&mut app);
-    let tray = spawn(
-        &mut app,
-        (
-            Obstacle::from(Cuboid::new(2.0, 0.2, 2.0)),
-            ObstacleReaction::default(),
-        ),
-    );
     let m = 2.0;
-    let ball = spawn(
-        &mut app,
-        (
-            Body::new(m).with_position(Vec3::new(0.0, 0.1 + R, 0.0)),
-            Radius(R),
-        ),
-    );
+    let (tray, ball) = loaded_tray(&mut app, m);
     let weight = Vec3::new(0.0, -m * G * H, 0.0);
     let reaction = |app: &App, e: Entity| *app.world().get::<ObstacleReaction>(e).unwrap();
     let set = |app: &mut App, e: Entity, impulse: Vec3| {
@@ -1281,19 +1288,15 @@ fn a_pushed_reaction_is_marked_changed_at_every_step_and_a_zero_one_is_not() {
     no_sleep(&mut app);
     app.init_resource::<Seen>()
         .add_systems(FixedPostUpdate, record);
-    let tray = (
-        Obstacle::from(Cuboid::new(2.0, 0.2, 2.0)),
-        ObstacleReaction::default(),
-    );
-    spawn(&mut app, tray.clone());
-    // A second tray, far away, that nothing touches.
-    spawn(&mut app, (tray, Transform::from_xyz(50.0, 0.0, 0.0)));
     let m = 2.0;
+    loaded_tray(&mut app, m);
+    // A second tray, far away, that nothing touches.
     spawn(
         &mut app,
         (
-            Body::new(m).with_position(Vec3::new(0.0, 0.1 + R, 0.0)),
-            Radius(R),
+            Obstacle::from(Cuboid::new(2.0, 0.2, 2.0)),
+            ObstacleReaction::default(),
+            Transform::from_xyz(50.0, 0.0, 0.0),
         ),
     );
     step(&mut app, 60);

@@ -309,15 +309,9 @@ impl ObstaclePoses<'_, '_> {
         })
     }
 
-    /// `entity`'s pose where [`pose_of`] composes it; else `None`, and
-    /// the caller asks `helper` itself.
-    #[cfg(test)]
-    fn composed(&self, entity: Entity) -> Option<Transform> {
-        pose_of(entity, &self.ancestors)
-    }
-
-    /// The same, for an entity whose own `Transform` and parent the
-    /// caller has at hand.
+    /// The pose [`compose`] gives an entity whose own `Transform` and
+    /// parent the caller has at hand; else `None`, and the caller asks
+    /// `helper` itself.
     fn composed_from(&self, own: &Transform, parent: Option<&ChildOf>) -> Option<Transform> {
         compose(own, parent, &self.ancestors)
     }
@@ -878,7 +872,7 @@ pub(crate) fn place_ties(
     mut requests: ResMut<SolverRequests>,
     ties: Query<TieItem>,
     velocities: Query<&ObstacleVelocity>,
-    helper: TransformHelper,
+    poses: ObstaclePoses,
     mut reporter: Reporter,
 ) {
     let set = &mut solver.obstacles;
@@ -891,10 +885,11 @@ pub(crate) fn place_ties(
     }
     let mut found = Vec::new();
     for (entity, tie, index, body) in &ties {
-        let placed = helper
-            .compute_global_transform(tie.target)
-            .ok()
-            .filter(|at| at.affine().is_finite() && tie.anchor.is_finite() && body.inv_mass > 0.0);
+        // (Where the step places the target's obstacle, if it has one:
+        // the ties' pushes and its contacts' reactions share a centre.)
+        let placed = poses
+            .pose(tie.target)
+            .filter(|at| at.is_finite() && tie.anchor.is_finite() && body.inv_mass > 0.0);
         let Some(at) = placed else {
             if set.tie_reported.insert(entity) {
                 reporter.warn(entity, PhysicsIssue::BadTie);
@@ -903,7 +898,7 @@ pub(crate) fn place_ties(
         };
         set.tie_reported.remove(&entity);
         let mover = set.mover_of.get(&tie.target).map(|&m| m as usize);
-        let (origin, point) = (at.translation(), at.transform_point(tie.anchor));
+        let (origin, point) = (at.translation, at.transform_point(tie.anchor));
         let velocity = velocities
             .get(tie.target)
             .map_or(Vec3::ZERO, |v| v.linear + v.angular.cross(point - origin));
@@ -1082,7 +1077,7 @@ mod tests {
         // Bevy's (a child of a squashed parent is found through it), and
         // none for a parent without a transform.
         let public = move |poses: ObstaclePoses, helper: TransformHelper| {
-            assert_eq!(poses.pose(leaf), poses.composed(leaf));
+            assert_eq!(poses.pose(leaf), pose_of(leaf, &poses.ancestors));
             assert!(poses.pose(leaf).is_some());
             let bevys = helper.compute_global_transform(under_squashed).unwrap();
             let found = poses.pose(under_squashed).expect("Bevy's pose");

@@ -423,6 +423,11 @@ fn move_rigid_bodies(
         );
     }
     for (part, of) in &parts {
+        // (A rigid body that carries its collider's one part: the part's
+        // velocity is the body's own, written above.)
+        if rigid.kinds.contains(part) {
+            continue;
+        }
         // (Where this plugin's step places the part.)
         let at = poses.pose(part);
         let velocity = rigid
