@@ -66,7 +66,10 @@
 //!     PhysicsPlugins::default(),
 //!     EulerPhysicsPlugin,
 //!     AvianBridgePlugin,
-//! ));
+//! ))
+//! // Each frame runs one fixed step of both engines (a game's frames run
+//! // as many as its time calls for).
+//! .insert_resource(bevy::time::TimeUpdateStrategy::FixedTimesteps(1));
 //! app.finish();
 //! app.cleanup();
 //! // avian's floor, and one of this plugin's balls dropped on it.
@@ -76,7 +79,7 @@
 //!     .spawn((Body::new(1.0).with_position(Vec3::new(0.0, 1.0, 0.0)), Radius(0.1)))
 //!     .id();
 //! for _ in 0..120 {
-//!     app.world_mut().run_schedule(bevy::app::FixedMain);
+//!     app.update();
 //! }
 //! let y = app.world().get::<Body>(ball).unwrap().position.y;
 //! assert!((y - 0.2).abs() < 0.002, "rests on the floor at its radius: {y}");

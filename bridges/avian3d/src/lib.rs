@@ -87,7 +87,10 @@
 //!     PhysicsPlugins::default(),
 //!     EulerPhysicsPlugin,
 //!     AvianBridgePlugin,
-//! ));
+//! ))
+//! // Each frame runs one fixed step of both engines (a game's frames run
+//! // as many as its time calls for).
+//! .insert_resource(bevy::time::TimeUpdateStrategy::FixedTimesteps(1));
 //! // (What `App::run` does first: avian sets some resources up then.)
 //! app.finish();
 //! app.cleanup();
@@ -98,7 +101,7 @@
 //!     .spawn((Body::new(1.0).with_position(Vec3::new(0.0, 1.0, 0.0)), Radius(0.1)))
 //!     .id();
 //! for _ in 0..120 {
-//!     app.world_mut().run_schedule(bevy::app::FixedMain);
+//!     app.update();
 //! }
 //! let y = app.world().get::<Body>(ball).unwrap().position.y;
 //! assert!((y - 0.2).abs() < 0.002, "rests on the floor at its radius: {y}");
