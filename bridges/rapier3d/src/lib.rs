@@ -109,7 +109,10 @@
 //!     EulerPhysicsPlugin,
 //!     RapierBridgePlugin,
 //! ))
-//! .insert_resource(TimestepMode::Fixed { dt: 1.0 / 64.0, substeps: 1 });
+//! .insert_resource(TimestepMode::Fixed { dt: 1.0 / 64.0, substeps: 1 })
+//! // Each frame runs one fixed step of both engines (a game's frames run
+//! // as many as its time calls for).
+//! .insert_resource(bevy::time::TimeUpdateStrategy::FixedTimesteps(1));
 //! app.finish();
 //! app.cleanup();
 //! // rapier's floor, and one of this plugin's balls dropped on it.
@@ -118,9 +121,8 @@
 //!     .world_mut()
 //!     .spawn((Body::new(1.0).with_position(Vec3::new(0.0, 1.0, 0.0)), Radius(0.1)))
 //!     .id();
-//! app.update(); // (rapier makes its context in the first frame)
 //! for _ in 0..120 {
-//!     app.world_mut().run_schedule(bevy::app::FixedMain);
+//!     app.update();
 //! }
 //! let y = app.world().get::<Body>(ball).unwrap().position.y;
 //! assert!((y - 0.2).abs() < 0.002, "rests on the floor at its radius: {y}");
