@@ -498,7 +498,8 @@ pub struct TieRow {
     /// ([`TieRow::lay_out`]): the share of a change of the body's velocity
     /// along the axis that the body takes (`w / (w + meets)`), and how the
     /// mover's spin changes per unit impulse along it (`I⁻¹(arm × axis)`).
-    /// They hold over the step, so the rounds do not compute them again.
+    /// They hold over the pass (a substep system may change the body's
+    /// mass between passes), so the rounds do not compute them again.
     pub shares: Vec3A,
     pub turns: [Vec3A; 3],
 }

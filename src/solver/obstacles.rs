@@ -173,9 +173,10 @@ impl ObstacleSet {
     /// entities and their places by query order (`count` items this step;
     /// [`Self::order`]); `masses` by entity too.
     fn sort_rows(&mut self, count: usize, masses: &mut [(Entity, ObstacleMass)]) {
-        // (A stable sort, which takes the query's runs of ascending
-        // entities as they come; entities are distinct, so it is the one
-        // order. Most steps find them sorted already.)
+        // (A stable sort, which takes the query's runs of ascending or
+        // descending entities as they come; entities are distinct, so it
+        // is the one order. Rows the query gave in entity order are not
+        // sorted again.)
         if !self.rows.is_sorted_by_key(|row| row.entity) {
             self.rows.sort_by_key(|row| row.entity);
         }
@@ -308,13 +309,6 @@ impl ObstaclePoses<'_, '_> {
             Some(matrix.compute_transform())
         })
     }
-
-    /// The pose [`compose`] gives an entity whose own `Transform` and
-    /// parent the caller has at hand; else `None`, and the caller asks
-    /// `helper` itself.
-    fn composed_from(&self, own: &Transform, parent: Option<&ChildOf>) -> Option<Transform> {
-        compose(own, parent, &self.ancestors)
-    }
 }
 
 /// `entity`'s global pose from its `Transform` and its ancestors',
@@ -396,7 +390,7 @@ pub(crate) fn place_obstacles(
     for (k, item) in items {
         let (entity, obstacle, mut state, given, material, groups, mass, is_body, own) = item;
         count = k + 1;
-        let pose = own.0.and_then(|t| poses.composed_from(t, own.1));
+        let pose = own.0.and_then(|t| compose(t, own.1, &poses.ancestors));
         let unchanged = !(obstacle.is_changed() || is_body);
         let kept = pose
             .filter(|_| unchanged)
