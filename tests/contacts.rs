@@ -389,6 +389,43 @@ fn touching_bodies_share_an_island() {
     step_until_asleep(&mut app, &[a, b, far], 1000);
 }
 
+/// Bodies within reach share an island only while they are: of three
+/// balls in a row, the last flies off while the first two rest against
+/// each other. They start as one island; the island still touches itself
+/// when the ball has gone, so only the check that its bodies hold together
+/// finds that it fell apart. The same on one thread and with the pairs
+/// joined over the pool's threads (`parallel_threshold` 0).
+#[test]
+fn an_island_of_contacts_falls_apart_when_they_part() {
+    for threshold in [usize::MAX, 0] {
+        let mut app = app();
+        no_gravity(&mut app);
+        no_sleep(&mut app);
+        app.world_mut()
+            .resource_mut::<PhysicsSettings>()
+            .parallel_threshold = threshold;
+        let ball = |x: f32, speed: f32| {
+            (
+                Body::new(1.0)
+                    .with_position(Vec3::new(x, 0.0, 0.0))
+                    .with_velocity(Vec3::new(speed, 0.0, 0.0)),
+                Radius(0.1),
+            )
+        };
+        let a = spawn(&mut app, ball(-0.2, 0.0));
+        let b = spawn(&mut app, ball(0.0, 0.0));
+        let c = spawn(&mut app, ball(0.2, 1.0));
+        step(&mut app, 1);
+        let island = |app: &App, e| app.world().get::<Island>(e).unwrap().id();
+        assert_eq!(island(&app, a), island(&app, c), "threshold {threshold}");
+        step(&mut app, 30);
+        let gap = body(&app, c).position.x - body(&app, b).position.x;
+        assert!(gap > 0.5, "threshold {threshold}: the ball is {gap} away");
+        assert_eq!(island(&app, a), island(&app, b), "threshold {threshold}");
+        assert_ne!(island(&app, b), island(&app, c), "threshold {threshold}");
+    }
+}
+
 /// A fast ball does not pass through a thin wall of balls within one step:
 /// at 60 m/s with balls of radius 0.05 it moves 0.94 m a step, but the
 /// speculative margin finds the wall before it.

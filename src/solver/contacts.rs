@@ -33,9 +33,9 @@ use crate::data::settings::PhysicsSettings;
 use crate::kernels::batches::{Blocks, split};
 use crate::kernels::broad::{BroadPhase, Reach};
 use crate::kernels::constraints::{Material, PairRow};
-use crate::kernels::union_find::UnionFind;
+use crate::kernels::union_find::SharedUnionFind;
 use crate::solver::SolverState;
-use crate::solver::par::{JOBS_PER_THREAD, each_over, for_each_part, split_pool};
+use crate::solver::par::{JOBS_PER_THREAD, each_over, for_each_part, run_size, split_pool};
 
 /// The fewest pairs in a block of a group's pairs that threads may solve at
 /// once: a group of fewer than twice as many keeps its pairs in the broad
@@ -101,7 +101,7 @@ pub(crate) struct Touch {
     rows: Vec<(u32, PairRow)>,
     blocks: Blocks,
     touching: Vec<AtomicBool>,
-    union: UnionFind,
+    union: SharedUnionFind,
     seen: Vec<bool>,
 }
 
@@ -287,7 +287,7 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
         core::mem::take(&mut solver.touch.seen),
     );
     if !stale && solver.touch.merged {
-        stale = !islands_hold(solver, &mut union, &mut seen);
+        stale = !islands_hold(solver, &mut union, &mut seen, split);
     }
     let touch = &mut solver.touch;
     (touch.items, touch.found, touch.rows, touch.parts) = (items, found, rows, parts);
@@ -392,22 +392,35 @@ fn lay_out_pairs(
 
 /// Whether every awake island's bodies still hold together through its
 /// springs, rods and pairs within reach (an island that contacts joined
-/// may fall apart when they end).
-fn islands_hold(solver: &SolverState, union: &mut UnionFind, seen: &mut Vec<bool>) -> bool {
+/// may fall apart when they end). The pairs are joined in runs over
+/// `pool`'s threads when given: which bodies share a set does not depend
+/// on the order of the joins, so neither does the answer.
+fn islands_hold(
+    solver: &SolverState,
+    union: &mut SharedUnionFind,
+    seen: &mut Vec<bool>,
+    pool: Option<(&'static TaskPool, usize)>,
+) -> bool {
     let n = solver.fixed_slots.start;
     union.reset(n);
-    let ends = solver
+    let join = |(a, b): (u32, u32)| {
+        if (a as usize) < n && (b as usize) < n {
+            union.union(a, b);
+        }
+    };
+    solver
         .springs
         .iter()
         .map(|row| (row.a, row.b))
         .chain(solver.rods.iter().map(|rod| (rod.a, rod.b)))
         .chain(solver.angles.iter().flat_map(|l| [(l.a, l.p), (l.p, l.b)]))
-        .chain(solver.pairs.iter().map(|pair| (pair.a, pair.b)));
-    for (a, b) in ends {
-        if (a as usize) < n && (b as usize) < n {
-            union.union(a, b);
-        }
-    }
+        .for_each(join);
+    let pairs = &solver.pairs;
+    for_each_part(pool, pairs.chunks(run_size(pool, pairs.len())), |run| {
+        run.iter().for_each(|pair| join((pair.a, pair.b)));
+        false
+    });
+    let union = &*union;
     seen.clear();
     seen.resize(n, false);
     for island in &solver.islands {
