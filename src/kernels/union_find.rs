@@ -82,8 +82,7 @@ impl SharedUnionFind {
     }
 
     /// Joins the sets of `a` and `b`.
-    pub fn union(&self, a: u32, b: u32) {
-        let (mut a, mut b) = (a, b);
+    pub fn union(&self, mut a: u32, mut b: u32) {
         loop {
             (a, b) = (self.find(a), self.find(b));
             if a == b {
