@@ -1,69 +1,34 @@
-//! Union-find, for islands: [`UnionFind`] on one thread, and
-//! [`SharedUnionFind`] for threads that join sets at once.
+//! Union-find, for islands: one thread may join sets, or several at once.
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-/// Union-find with path halving and union by size.
+/// Union-find with path halving, lock-free: several threads may join sets
+/// at once. A root is linked under the smaller of the two roots by a
+/// compare-and-swap, so every parent is smaller than its child and the root
+/// of each set is its smallest element, whatever the order of the joins
+/// (once every join is done): the sets and their roots are those of one
+/// thread joining in any order.
 #[derive(Debug, Default)]
 pub struct UnionFind {
-    parent: Vec<u32>,
-    size: Vec<u32>,
+    parent: Vec<AtomicU32>,
 }
 
 impl UnionFind {
     /// `n` singletons.
     pub fn new(n: usize) -> Self {
-        Self {
-            parent: (0..n as u32).collect(),
-            size: vec![1; n],
-        }
+        let mut sets = Self::default();
+        sets.reset(n);
+        sets
     }
 
-    /// The root of `i`'s set.
-    pub fn find(&mut self, mut i: u32) -> u32 {
-        while self.parent[i as usize] != i {
-            let grand = self.parent[self.parent[i as usize] as usize];
-            self.parent[i as usize] = grand;
-            i = grand;
-        }
-        i
-    }
-
-    /// Joins the sets of `a` and `b`; false if they were one already.
-    pub fn union(&mut self, a: u32, b: u32) -> bool {
-        let (mut a, mut b) = (self.find(a), self.find(b));
-        if a == b {
-            return false;
-        }
-        if self.size[a as usize] < self.size[b as usize] {
-            core::mem::swap(&mut a, &mut b);
-        }
-        self.parent[b as usize] = a;
-        self.size[a as usize] += self.size[b as usize];
-        true
-    }
-}
-
-/// Union-find that several threads may join at once, lock-free: each
-/// root is linked under a smaller root by a compare-and-swap, and paths
-/// are halved as they are walked. Which element ends up the root of a set
-/// depends on the order of the joins, so the threads' timing; which
-/// elements share a set does not. Read it for that alone (two elements
-/// share a set when their roots are equal, once every join is done).
-#[derive(Debug, Default)]
-pub struct SharedUnionFind {
-    parent: Vec<AtomicU32>,
-}
-
-impl SharedUnionFind {
-    /// `n` singletons, keeping the buffer.
+    /// `n` singletons again, keeping the buffer.
     pub fn reset(&mut self, n: usize) {
         self.parent.clear();
         self.parent.extend((0..n as u32).map(AtomicU32::new));
     }
 
     /// The root of `i`'s set (at this moment: another thread's join may
-    /// link it under another root later).
+    /// link it under a smaller root later).
     pub fn find(&self, mut i: u32) -> u32 {
         // A parent only ever moves towards its root (a root is linked once,
         // and halving skips to an ancestor), so a stale read still names an
@@ -81,14 +46,13 @@ impl SharedUnionFind {
         }
     }
 
-    /// Joins the sets of `a` and `b`.
-    pub fn union(&self, mut a: u32, mut b: u32) {
+    /// Joins the sets of `a` and `b`; false if they were one already.
+    pub fn union(&self, mut a: u32, mut b: u32) -> bool {
         loop {
             (a, b) = (self.find(a), self.find(b));
             if a == b {
-                return;
+                return false;
             }
-            // The larger root goes under the smaller, so no cycle forms.
             let (low, high) = if a < b { (a, b) } else { (b, a) };
             let linked = self.parent[high as usize].compare_exchange(
                 high,
@@ -97,7 +61,7 @@ impl SharedUnionFind {
                 Ordering::Relaxed,
             );
             if linked.is_ok() {
-                return;
+                return true;
             }
             // `high` was linked meanwhile: try again from the new roots.
         }
@@ -106,25 +70,27 @@ impl SharedUnionFind {
 
 #[cfg(test)]
 mod tests {
-    use super::{SharedUnionFind, UnionFind};
+    use super::UnionFind;
 
     /// Joined elements share a root; others do not.
     #[test]
     fn joins_are_transitive_and_nothing_more() {
-        let mut sets = UnionFind::new(6);
-        sets.union(0, 1);
-        sets.union(2, 1);
-        sets.union(4, 5);
+        let sets = UnionFind::new(6);
+        assert!(sets.union(0, 1));
+        assert!(sets.union(2, 1));
+        assert!(!sets.union(0, 2), "already one set");
+        assert!(sets.union(4, 5));
         assert_eq!(sets.find(0), sets.find(2));
         assert_eq!(sets.find(4), sets.find(5));
         assert_ne!(sets.find(0), sets.find(4));
         assert_ne!(sets.find(3), sets.find(0));
     }
 
-    /// The shared sets agree with the one-thread sets on random joins,
-    /// joined in turn and from two threads at once.
+    /// Random joins, made by 1, 2 and 4 threads at once: each element's
+    /// root is the smallest element of its set, as labels spread along the
+    /// joins until nothing changes find it.
     #[test]
-    fn shared_sets_are_the_sets_of_one_thread() {
+    fn every_root_is_its_sets_smallest_whatever_the_threads() {
         let n = 2_000u32;
         let mut seed = 7u64;
         let mut next = || {
@@ -134,31 +100,37 @@ mod tests {
             ((seed >> 33) % u64::from(n)) as u32
         };
         let joins: Vec<(u32, u32)> = (0..1_500).map(|_| (next(), next())).collect();
-        let mut one = UnionFind::new(n as usize);
-        for &(a, b) in &joins {
-            one.union(a, b);
+        // Each element's smallest reachable element, by relaxing the joins.
+        let mut smallest: Vec<u32> = (0..n).collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &(a, b) in &joins {
+                let m = smallest[a as usize].min(smallest[b as usize]);
+                for e in [a, b] {
+                    if smallest[e as usize] != m {
+                        smallest[e as usize] = m;
+                        changed = true;
+                    }
+                }
+            }
         }
-        let mut shared = SharedUnionFind::default();
+        assert!(smallest.iter().enumerate().any(|(i, &s)| s != i as u32));
+        let mut sets = UnionFind::default();
         for threads in [1, 2, 4] {
-            shared.reset(n as usize);
+            sets.reset(n as usize);
             std::thread::scope(|scope| {
                 for t in 0..threads {
-                    let (shared, joins) = (&shared, &joins);
+                    let (sets, joins) = (&sets, &joins);
                     scope.spawn(move || {
                         for &(a, b) in joins.iter().skip(t).step_by(threads) {
-                            shared.union(a, b);
+                            sets.union(a, b);
                         }
                     });
                 }
             });
             for i in 0..n {
-                for j in [0, i / 2, n - 1 - i] {
-                    assert_eq!(
-                        one.find(i) == one.find(j),
-                        shared.find(i) == shared.find(j),
-                        "{i} and {j} with {threads} threads"
-                    );
-                }
+                assert_eq!(sets.find(i), smallest[i as usize], "{i}, {threads} threads");
             }
         }
     }

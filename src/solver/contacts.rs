@@ -33,7 +33,7 @@ use crate::data::settings::PhysicsSettings;
 use crate::kernels::batches::{Blocks, split};
 use crate::kernels::broad::{BroadPhase, Reach};
 use crate::kernels::constraints::{Material, PairRow};
-use crate::kernels::union_find::SharedUnionFind;
+use crate::kernels::union_find::UnionFind;
 use crate::solver::SolverState;
 use crate::solver::par::{JOBS_PER_THREAD, each_over, for_each_part, run_size, split_pool};
 
@@ -101,7 +101,7 @@ pub(crate) struct Touch {
     rows: Vec<(u32, PairRow)>,
     blocks: Blocks,
     touching: Vec<AtomicBool>,
-    union: SharedUnionFind,
+    union: UnionFind,
     seen: Vec<bool>,
 }
 
@@ -397,7 +397,7 @@ fn lay_out_pairs(
 /// on the order of the joins, so neither does the answer.
 fn islands_hold(
     solver: &SolverState,
-    union: &mut SharedUnionFind,
+    union: &mut UnionFind,
     seen: &mut Vec<bool>,
     pool: Option<(&'static TaskPool, usize)>,
 ) -> bool {
