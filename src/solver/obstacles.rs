@@ -18,7 +18,9 @@ use bevy::prelude::*;
 use bevy::transform::helper::TransformHelper;
 
 use crate::data::body::Body;
+use crate::data::constraints::Radius;
 use crate::data::constraints::{CollisionGroups, ContactMaterial};
+use crate::data::islands::Sleeping;
 use crate::data::issues::{ObstacleProblem, PhysicsIssue};
 use crate::data::obstacles::TiedTo;
 use crate::data::obstacles::{
@@ -30,8 +32,9 @@ use crate::kernels::constraints::{
     Contact, Material, Mover, ObstacleWarm, PlacedObstacle, TieRow, Yield,
 };
 use crate::kernels::shapes::{Grid, Shape, Triangles, local_bounds, placed_bounds};
-use crate::solver::SolverState;
+use crate::solver::contacts::reach;
 use crate::solver::report::Reporter;
+use crate::solver::{SolverState, state_is_valid};
 
 /// One obstacle of this step.
 #[derive(Debug, Clone, Copy)]
@@ -357,6 +360,7 @@ pub(crate) fn place_obstacles(
     poses: ObstaclePoses,
     mut obstacles: Query<ObstacleItem>,
     mut reporter: Reporter,
+    restored: Restored,
 ) {
     let solver = &mut *solver;
     let set = &mut solver.obstacles;
@@ -487,8 +491,34 @@ pub(crate) fn place_obstacles(
         }
     }
     set.spare_rows = old;
-    if solver.any_sleeping || requests.resynced {
-        wake_near(&solver.touch.sleepers, &moved, &mut requests);
+    wake_sleepers(solver, &mut requests, (&restored, h), &moved);
+}
+
+/// Asks to wake the sleeping round bodies within reach of an obstacle in
+/// `moved` (see [`wake_near`]): those of the solver's list, or after a
+/// snapshot restore or a rollback those of the state put back
+/// (`restored`, with reaches over a step of `h`).
+fn wake_sleepers(
+    solver: &SolverState,
+    requests: &mut SolverRequests,
+    (restored, h): (&Restored, f32),
+    moved: &[(Entity, (Vec3A, Vec3A))],
+) {
+    if requests.resynced {
+        let sleepers = restored
+            .iter()
+            .filter_map(|(entity, body, radius, sleeping)| {
+                let valid = state_is_valid(body) && (0.0..=Radius::MAX).contains(&radius.0);
+                (valid && !sleeping.is_request()).then(|| {
+                    let (pos, vel) = (Vec3A::from(body.position), Vec3A::from(body.velocity));
+                    (entity, pos, reach(radius.0, vel, h))
+                })
+            });
+        wake_near(sleepers, moved, requests);
+    } else if solver.any_sleeping {
+        let sleepers = solver.touch.sleepers.iter();
+        let sleepers = sleepers.map(|sleeper| (sleeper.body.entity, sleeper.pos, sleeper.reach));
+        wake_near(sleepers, moved, requests);
     }
 }
 
@@ -720,26 +750,28 @@ fn sweep_velocity(start: (Vec3A, Quat), end: (Vec3A, Quat), h: f32) -> (Vec3A, V
     (linear, angular)
 }
 
-/// Asks to wake each sleeping body within reach of the bounds of an
-/// obstacle in `moved`.
+/// Asks to wake each sleeping body (`sleepers`: its entity, position and
+/// reach) within reach of the bounds of an obstacle in `moved`.
 fn wake_near(
-    sleepers: &[crate::solver::contacts::Sleeper],
+    sleepers: impl Iterator<Item = (Entity, Vec3A, f32)> + Clone,
     moved: &[(Entity, (Vec3A, Vec3A))],
     requests: &mut SolverRequests,
 ) {
     for &(entity, (min, max)) in moved {
-        for sleeper in sleepers {
-            let reach = Vec3A::splat(sleeper.reach);
-            let p = sleeper.pos;
+        for (sleeper, p, reach) in sleepers.clone() {
+            let reach = Vec3A::splat(reach);
             if p.cmpge(min - reach).all() && p.cmple(max + reach).all() {
-                requests.wake(
-                    WakeTarget::Body(sleeper.body.entity),
-                    WakeCause::ObstacleMoved(entity),
-                );
+                requests.wake(WakeTarget::Body(sleeper), WakeCause::ObstacleMoved(entity));
             }
         }
     }
 }
+
+/// The round bodies asleep in the state a snapshot restore or a rollback
+/// put back (the solver's list of sleepers is the state's it left, until
+/// the rebuild), as [`wake_near`] reads them: as the rebuild lists them
+/// (see `rebuild::touch::lay_out`), valid bodies of a valid radius.
+type Restored<'w, 's> = Query<'w, 's, (Entity, &'static Body, &'static Radius, &'static Sleeping)>;
 
 /// Start of the fixed step, after the rebuild and the gather: lays the
 /// obstacles' swept bounds out in the grid, finds how fast the fastest
