@@ -85,3 +85,4 @@ pub use crate::data::constraints::{
     AngleLimit, CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint,
     DistanceLimit, GroundPlane, Radius,
 };
+pub use crate::data::contacts::{ContactForces, PairForce};

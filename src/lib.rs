@@ -115,8 +115,8 @@ pub mod soft_mesh;
 
 pub use body::{Body, Damping};
 pub use constraints::{
-    AngleLimit, CollisionGroups, ConstraintSettings, ContactMaterial, DistanceConstraint,
-    DistanceLimit, GroundPlane, Radius,
+    AngleLimit, CollisionGroups, ConstraintSettings, ContactForces, ContactMaterial,
+    DistanceConstraint, DistanceLimit, GroundPlane, PairForce, Radius,
 };
 pub use data::settings::{
     InterpolationSystems, PhysicsSettings, PhysicsStep, PhysicsSubstep, PhysicsSystems,
@@ -158,16 +158,17 @@ pub mod prelude {
     };
     pub use crate::{
         AccumulatedForce, AngleLimit, AutoSubsteps, Body, CollisionGroups, ConstantForce,
-        ConstraintSettings, ContactMaterial, Damping, DistanceConstraint, DistanceLimit,
-        DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, FollowsBody, Gravity, GroundPlane,
-        HeightField, ImplicitPreconditioner, ImplicitSettings, ImplicitSolver, ImplicitSprings,
-        InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke, Obstacle,
-        ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity, OriginShifted,
-        PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot, PhysicsStep,
-        PhysicsSubstep, PhysicsSystems, PhysicsWarning, PinPlaced, PinnedTo, PositionHistory,
-        Radius, RestTime, Rope, RopeEnd, RopeParts, ShiftWithOrigin, SleepSettings, SleepThreshold,
-        Sleeping, SleepingDisabled, Spring, SpringFrequency, SubstepBodies, SubstepSystems,
-        Substeps, TiedTo, TransformSyncDisabled, TriangleMesh, WakeCause, physics_checksum,
+        ConstraintSettings, ContactForces, ContactMaterial, Damping, DistanceConstraint,
+        DistanceLimit, DrawnPositions, EulerPhysicsPlugin, FloatingOrigin, FollowsBody, Gravity,
+        GroundPlane, HeightField, ImplicitPreconditioner, ImplicitSettings, ImplicitSolver,
+        ImplicitSprings, InterpolationSystems, Island, IslandCommands, IslandSlept, IslandWoke,
+        Obstacle, ObstacleMass, ObstacleReaction, ObstacleState, ObstacleVelocity, OriginShifted,
+        PairForce, PhysicsError, PhysicsIssue, PhysicsOrigin, PhysicsSettings, PhysicsSnapshot,
+        PhysicsStep, PhysicsSubstep, PhysicsSystems, PhysicsWarning, PinPlaced, PinnedTo,
+        PositionHistory, Radius, RestTime, Rope, RopeEnd, RopeParts, ShiftWithOrigin,
+        SleepSettings, SleepThreshold, Sleeping, SleepingDisabled, Spring, SpringFrequency,
+        SubstepBodies, SubstepSystems, Substeps, TiedTo, TransformSyncDisabled, TriangleMesh,
+        WakeCause, physics_checksum,
     };
     #[cfg(feature = "debug-ui")]
     pub use crate::{DebugUiSettings, Energy, EulerPhysicsDebugPlugin, pick_body};

@@ -30,8 +30,8 @@ use crate::pins::{self, FollowsBody, PinPlaced, PinReports, PinnedTo};
 use crate::ropes::{Rope, RopeEnd};
 use crate::snapshot::{BodyState, PhysicsSnapshot};
 use crate::solver::{
-    SolverState, contacts, energy, frequency, gather, obstacles, origin, rebuild, report, scatter,
-    sleep, wakes,
+    SolverState, contacts, energy, frequency, gather, held, obstacles, origin, rebuild, report,
+    scatter, sleep, wakes,
 };
 use crate::step::{
     BuiltIn, CurrentPass, StepEnd, StepStart, StepTimer, SteppedElsewhere, SubstepUsers, built_in,
@@ -82,6 +82,7 @@ impl Plugin for EulerPhysicsPlugin {
             .init_resource::<StepTimer>()
             .init_resource::<SleepSettings>()
             .init_resource::<ConstraintSettings>()
+            .init_resource::<crate::data::contacts::ContactForces>()
             .init_resource::<PhysicsOrigin>()
             .init_resource::<ImplicitSettings>()
             .init_resource::<PinReports>()
@@ -145,6 +146,7 @@ impl Plugin for EulerPhysicsPlugin {
                     contacts::find_pairs,
                     rebuild::rebuild_touched,
                     contacts::find_pairs_again,
+                    held::recall_forces,
                     gather::gather,
                     gather::gather_forces,
                     obstacles::lay_out_obstacles,
@@ -156,6 +158,7 @@ impl Plugin for EulerPhysicsPlugin {
                 StepEnd,
                 (
                     scatter::scatter,
+                    held::keep_forces,
                     obstacles::write_obstacle_reactions,
                     pins::draw_pins_between,
                     report::report_invalid_bodies,

@@ -20,18 +20,20 @@
 //!   and what an origin shift moves ([`origin`](crate::origin)): the
 //!   [`PhysicsOrigin`] resource and each [`GroundPlane`] (the `Transform`
 //!   of a [`ShiftWithOrigin`](crate::ShiftWithOrigin) entity is yours to
-//!   register if it matters to the game's state);
+//!   register if it matters to the game's state); and the
+//!   [`ContactForces`] resource (the forces touching round bodies held over
+//!   the step, which the next step's contacts start from), its
+//!   entities mapped as bevy_ggrs maps rollback entities;
 //! - it adds to the session's checksum each [`Body`] (the bits of its
 //!   position, velocity and inverse mass), which bodies are [`Sleeping`] and
 //!   each body's [`RestTime`], so a desync in sleep states shows at once,
-//!   and the origin;
+//!   the origin and the [`ContactForces`];
 //! - after each rollback it tells the solver to rebuild its index, islands,
 //!   substep counts and stability loads from the restored components (they
 //!   are derived, not saved) and not to take the restore for a touch that
-//!   wakes sleeping islands (a ground plane put back is no edit either).
-//!   The constraint solver keeps no warm-start data between steps (its
-//!   impulses carry from pass to pass within a step and start from zero
-//!   at each step), so there is none to restore;
+//!   wakes sleeping islands (a ground plane put back is no edit either);
+//!   the restored [`ContactForces`] are then found in the new slots by
+//!   entity;
 //! - it keeps every snapshot store of the session (yours included) able to
 //!   hold the first frames: bevy_ggrs 0.22 sizes each store to the
 //!   session's `max_prediction` frames, while before the first confirmed
@@ -77,12 +79,12 @@ use bevy::ecs::relationship::Relationship;
 use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 use bevy_ggrs::{
-    ConfirmedFrameCount, GgrsSchedule, LoadWorld, LoadWorldSystems, MaxPredictionWindow, Rollback,
-    RollbackApp, SaveWorld, SaveWorldSystems,
+    ConfirmedFrameCount, GgrsSchedule, LoadWorld, LoadWorldSystems, MaxPredictionWindow,
+    ResourceMapEntitiesPlugin, Rollback, RollbackApp, SaveWorld, SaveWorldSystems,
 };
 
 use crate::body::Body;
-use crate::constraints::GroundPlane;
+use crate::constraints::{ContactForces, GroundPlane};
 use crate::data::islands::asleep_at;
 use crate::data::requests::{AnchorAsleep, SolverRequests};
 use crate::data::settings::PhysicsSystems;
@@ -131,6 +133,11 @@ impl Plugin for EulerPhysicsRollbackPlugin {
             // Origin shifts move the origin and the ground planes.
             .rollback_component_with_copy::<GroundPlane>()
             .rollback_resource_with_copy::<PhysicsOrigin>()
+            // The forces the pair contacts held, which the next step
+            // starts from.
+            .rollback_resource_with_clone::<ContactForces>()
+            .add_plugins(ResourceMapEntitiesPlugin::<ContactForces>::default())
+            .checksum_resource::<ContactForces>(ContactForces::checksum)
             .checksum_resource::<PhysicsOrigin>(origin_checksum)
             .checksum_component::<Body>(body_checksum)
             // Which bodies sleep, and how long their islands have rested.

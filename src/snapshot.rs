@@ -11,7 +11,9 @@
 //! [`GroundPlane`]'s offset, which origin shifts move: a restore puts them
 //! back; and each [`Obstacle`](crate::Obstacle)'s [`ObstacleState`] (where
 //! the last step left it, which the next step sweeps it from; its
-//! `Transform` is your scene's). Islands, substep counts and the solver's
+//! `Transform` is your scene's); and the [`ContactForces`] the touching
+//! round bodies held, which the next step's contacts start from. Islands,
+//! substep counts and the solver's
 //! index are worked out again from the components at the next step, so they
 //! need no saving.
 //!
@@ -49,7 +51,9 @@ use bevy::math::DVec3;
 use bevy::prelude::*;
 
 use crate::body::Body;
-use crate::constraints::{AngleLimit, DistanceConstraint, DistanceLimit, GroundPlane};
+use crate::constraints::{
+    AngleLimit, ContactForces, DistanceConstraint, DistanceLimit, GroundPlane,
+};
 use crate::data::islands::asleep_at;
 use crate::data::requests::{AnchorAsleep, SolverRequests, WakeTarget};
 use crate::forces::AccumulatedForce;
@@ -151,6 +155,9 @@ pub struct PhysicsSnapshot {
     planes: Vec<(Entity, f32)>,
     /// Where the last step left each obstacle, in entity order.
     obstacles: Vec<(Entity, ObstacleState)>,
+    /// The forces the pair contacts held, which the next step starts from.
+    #[reflect(ignore)]
+    contacts: ContactForces,
 }
 
 /// What [`PhysicsSnapshot::restore`] did.
@@ -237,11 +244,16 @@ impl PhysicsSnapshot {
             .map(|(entity, state)| (entity, *state))
             .collect();
         obstacles.sort_by_key(|&(entity, _)| entity);
+        let contacts = world
+            .get_resource::<ContactForces>()
+            .cloned()
+            .unwrap_or_default();
         Self {
             bodies,
             origin,
             planes,
             obstacles,
+            contacts,
         }
     }
 
@@ -364,6 +376,9 @@ impl PhysicsSnapshot {
             anchor.since = since;
         }
         report.lost_anchors = lost_anchors(world, &self.bodies);
+        if let Some(mut contacts) = world.get_resource_mut::<ContactForces>() {
+            *contacts = self.contacts.clone();
+        }
         if let Some(mut requests) = world.get_resource_mut::<SolverRequests>() {
             requests.resync();
             requests.quiet_since = Some(since);
@@ -405,7 +420,8 @@ impl PhysicsSnapshot {
     /// A checksum of the saved state: a 64-bit multiply-rotate hash (as in
     /// FxHash) over the origin and every body's entity, position, velocity,
     /// inverse mass, sleep state and resting time, bit by bit, in entity
-    /// order. It is
+    /// order, and the [`ContactForces`] (their pairs and bits, in any
+    /// order). It is
     /// defined here, not by the standard library, so equal states give equal
     /// checksums on every platform and Rust version.
     ///
@@ -428,6 +444,7 @@ impl PhysicsSnapshot {
             hash.write(u64::from(state.sleeping));
             hash.write(u64::from(state.rest_time.to_bits()));
         }
+        hash.write(self.contacts.checksum());
         hash.finish()
     }
 }

@@ -14,6 +14,7 @@
 //!   find_pairs            round bodies within reach of each other (broad phase)
 //!   rebuild_touched       the index again at once, if islands no longer follow them
 //!   find_pairs_again      the pairs on the new slots, after such a rebuild
+//!   recall_forces         the forces the pairs held last step, by slot
 //!   gather                constant forces, damping, planes → slots
 //!   gather_forces         forces your code added since the last step → slots
 //! for each group of islands with the same pass count k, k passes of h/k:
@@ -21,6 +22,7 @@
 //!   (with your systems of PhysicsSubstep between them; see below)
 //! StepEnd (single-threaded schedule, chained)
 //!   scatter               each Body and PositionHistory written once
+//!   keep_forces           the pairs' mean forces into ContactForces
 //!   report_invalid_bodies freeze and report bodies that went non-finite
 //!   report_implicit       implicit solves that did not converge
 //!   watch_energy          islands whose energy climbs with nothing pushing them

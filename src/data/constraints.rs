@@ -603,9 +603,37 @@ pub struct ConstraintSettings {
     /// [`Substeps`](crate::Substeps) and the settings alone. Default: 4,
     /// as Box2D's substeps.
     pub contact_substeps: u32,
+    /// The share of the forces touching round bodies held over a step
+    /// ([`ContactForces`](crate::ContactForces)) that their contacts start
+    /// the next step with (the warm start across steps): a resting pile
+    /// then starts each step holding much of its weight instead of finding
+    /// it again in the step's rounds, so it sinks into itself less. The
+    /// forces hold some of the position bias's push as well, so carrying
+    /// all of them makes a pile tremble; half keeps it as still as
+    /// starting cold does. `0` starts every step cold. Read clamped to `[0, 1]`; NaN
+    /// reads as the default. Default: 0.5.
+    pub warm_start: f32,
 }
 
 impl ConstraintSettings {
+    /// [`warm_start`](Self::warm_start) as used: clamped to `[0, 1]`, NaN
+    /// read as the default 0.5.
+    ///
+    /// ```
+    /// # use bevy_euler_physics::prelude::*;
+    /// let settings = ConstraintSettings { warm_start: 2.0, ..Default::default() };
+    /// assert_eq!(settings.warm_share(), 1.0);
+    /// let settings = ConstraintSettings { warm_start: f32::NAN, ..Default::default() };
+    /// assert_eq!(settings.warm_share(), 0.5);
+    /// ```
+    pub fn warm_share(&self) -> f32 {
+        if self.warm_start.is_nan() {
+            0.5
+        } else {
+            self.warm_start.clamp(0.0, 1.0)
+        }
+    }
+
     /// `position_bias` as used: clamped to `[0, 1]`, and NaN or infinite
     /// read as the default 0.2.
     ///
@@ -630,6 +658,7 @@ impl Default for ConstraintSettings {
             position_bias: 0.2,
             bounce_threshold: 0.5,
             contact_substeps: 4,
+            warm_start: 0.5,
         }
     }
 }

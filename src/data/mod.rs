@@ -9,6 +9,7 @@
 
 pub(crate) mod body;
 pub(crate) mod constraints;
+pub(crate) mod contacts;
 pub(crate) mod drawing;
 pub(crate) mod forces;
 pub(crate) mod islands;

@@ -57,6 +57,7 @@ use bevy::math::{Mat3A, Quat, Vec2, Vec3A};
 #[cfg(test)]
 use super::batches::OneThread;
 use super::batches::{Batch, Each, SharedSlice, SharedVelocities, Spread};
+use super::kept::Kept;
 use super::lanes::{Group, Lanes, One, Visit, gather, pack, solve_groups};
 use super::shapes::{Grid, Nearest, Shape, Triangles, nearest};
 
@@ -804,12 +805,40 @@ fn target(
     }
 }
 
+/// What a step's pair contacts are found for: the rest of the step
+/// (`span` seconds) in passes of `h`, each contact starting with the
+/// share `share` of the forces its pair held over the last step
+/// (`kept`; see [`kept`](super::kept)), as impulses over a pass.
+#[derive(Debug, Clone, Copy)]
+pub struct Ahead<'a> {
+    pub span: f32,
+    pub h: f32,
+    pub kept: &'a Kept,
+    pub share: f32,
+}
+
+#[cfg(test)]
+impl Ahead<'static> {
+    /// One pass of `h`, every contact starting with no impulse.
+    pub fn cold(h: f32) -> Self {
+        static EMPTY: Kept = Kept::EMPTY;
+        Self {
+            span: h,
+            h,
+            kept: &EMPTY,
+            share: 0.0,
+        }
+    }
+}
+
 /// Finds the contacts of `pairs` into `found` for the rest of the step
-/// (`span` seconds, from the start of this pass), as [`find_contacts`]
-/// does for planes: pairs whose drift would close their gap within it, and
-/// (speculatively) pairs near each other. They start with no impulses, and
-/// keep theirs from pass to pass of the step; each pass turns them to its
-/// positions ([`aim_pairs`]). The contacts keep the rows' `batches`:
+/// (`ahead.span` seconds, from the start of this pass), as
+/// [`find_contacts`] does for planes: pairs whose drift would close their
+/// gap within it, and (speculatively) pairs near each other. Each starts
+/// with the impulses a pass of the share `ahead.share` of its pair's kept
+/// forces gives (none if it held none), and keeps its impulses from pass
+/// to pass of the step; each pass turns them to its positions
+/// ([`aim_pairs`]). The contacts keep the rows' `batches`:
 /// `found.batches` lists the contacts found on each, and `found.lanes`
 /// lays them out in groups of four for the rounds (all as one run with
 /// `merge`, for one thread: see [`pack`]).
@@ -817,7 +846,7 @@ pub fn find_pair_contacts(
     pairs: &[PairRow],
     batches: &[Batch],
     bodies: &Bodies,
-    span: f32,
+    ahead: Ahead,
     merge: bool,
     found: &mut PairContacts,
 ) {
@@ -826,7 +855,7 @@ pub fn find_pair_contacts(
         batches: found_batches,
         lanes,
     } = found;
-    find_in(pairs, batches, bodies, span, true, contacts, found_batches);
+    find_in(pairs, batches, bodies, ahead, true, contacts, found_batches);
     pack(contacts, found_batches, bodies.inv_mass.len(), merge, lanes);
 }
 
@@ -841,7 +870,7 @@ pub fn find_pair_contacts_in_parts(
     pairs: &[PairRow],
     batches: &[Batch],
     bodies: &Bodies,
-    span: f32,
+    ahead: Ahead,
     (runs, each): (usize, Each),
     parts: &mut Vec<Mutex<PairPart>>,
     found: &mut PairContacts,
@@ -868,7 +897,7 @@ pub fn find_pair_contacts_in_parts(
             lanes,
         } = &mut part.found;
         let run = &batches[cut(k)..cut(k + 1)];
-        part.opens = find_in(pairs, run, bodies, span, false, contacts, found_batches);
+        part.opens = find_in(pairs, run, bodies, ahead, false, contacts, found_batches);
         pack(contacts, found_batches, slots, false, lanes);
     });
     // Where each part's groups go, and its batches there.
@@ -918,17 +947,22 @@ pub fn find_pair_contacts_in_parts(
 
 /// The pair contacts of `batches`' rows, into `contacts`, and the batches
 /// that found any into `found_batches` (each a run of `contacts`): pairs
-/// whose drift would close their gap within `span`, and (speculatively)
-/// pairs near each other. A batch that finds no contact is left out; the
-/// next one found then opens its stage if the batch that opened it was
-/// left out: `opens` says whether the first found does (a batch before
-/// `batches` was left out that would have), and the result whether the
-/// batch after them would.
+/// whose drift would close their gap within `ahead.span`, and
+/// (speculatively) pairs near each other, with their kept impulses. A
+/// batch that finds no contact is left out; the next one found then opens
+/// its stage if the batch that opened it was left out: `opens` says
+/// whether the first found does (a batch before `batches` was left out
+/// that would have), and the result whether the batch after them would.
 fn find_in(
     pairs: &[PairRow],
     batches: &[Batch],
     bodies: &Bodies,
-    span: f32,
+    Ahead {
+        span,
+        h,
+        kept,
+        share,
+    }: Ahead,
     mut opens: bool,
     contacts: &mut Vec<One>,
     found_batches: &mut Vec<Batch>,
@@ -936,6 +970,8 @@ fn find_in(
     let vel = &*bodies.vel;
     contacts.clear();
     found_batches.clear();
+    // Held forces to impulses over a pass, the share carried.
+    let warm = share * h;
     for batch in batches {
         opens |= !batch.joined;
         let start = contacts.len();
@@ -953,6 +989,14 @@ fn find_in(
             if gap >= 0.5 * pair.radius + span * relative.length() {
                 continue;
             }
+            let held = if warm > 0.0 {
+                kept.find(a as u32, b as u32)
+            } else {
+                None
+            };
+            let (normal, friction) = held.map_or((0.0, Vec3A::ZERO), |(normal, friction)| {
+                (warm * normal, warm * friction)
+            });
             contacts.push(One {
                 a: a as u32,
                 b: b as u32,
@@ -962,6 +1006,8 @@ fn find_in(
                 restitution: pair.material.restitution,
                 friction: pair.material.friction,
                 mass: 1.0 / w,
+                normal_impulse: normal,
+                friction_impulse: friction,
                 ..One::default()
             });
         }
@@ -1481,7 +1527,7 @@ mod tests {
         bodies: &Bodies,
         found: &mut PairContacts,
     ) {
-        find_pair_contacts(rows, batches, bodies, ROUNDS.h, false, found);
+        find_pair_contacts(rows, batches, bodies, Ahead::cold(ROUNDS.h), false, found);
         aim_pairs(&mut found.lanes.groups, bodies, &ROUNDS, false);
     }
 
@@ -1752,7 +1798,14 @@ mod tests {
             };
             let mut found = PairContacts::default();
             if parts == 0 {
-                find_pair_contacts(&rows, &batches, &bodies, ROUNDS.h, merge, &mut found);
+                find_pair_contacts(
+                    &rows,
+                    &batches,
+                    &bodies,
+                    Ahead::cold(ROUNDS.h),
+                    merge,
+                    &mut found,
+                );
                 assert!(
                     found.contacts.len() > n,
                     "{} contacts",
@@ -1766,7 +1819,13 @@ mod tests {
                     let runs = (parts, &backwards as Each);
                     let bodies = &bodies;
                     find_pair_contacts_in_parts(
-                        &rows, &batches, bodies, ROUNDS.h, runs, &mut kept, &mut found,
+                        &rows,
+                        &batches,
+                        bodies,
+                        Ahead::cold(ROUNDS.h),
+                        runs,
+                        &mut kept,
+                        &mut found,
                     );
                 }
             }

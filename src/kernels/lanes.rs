@@ -27,13 +27,15 @@ use bevy::math::{Vec3A, Vec4};
 
 use super::batches::Batch;
 use super::constraints::Rounds;
+use super::kept::HeldPair;
 
 /// Contacts to a group.
 pub const WIDTH: usize = 4;
 
 /// One pair contact, as [`pack`] takes it. The step's finding sets its
-/// bodies, masses and materials; its normal, targets and impulses start at
-/// 0 and, once packed, live in its [`Group`] (aimed each pass).
+/// bodies, masses, materials and the impulses it starts from (see
+/// [`kept`](super::kept)); its normal and targets start at 0 and, once
+/// packed, live in its [`Group`] (aimed each pass).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct One {
     pub a: u32,
@@ -144,6 +146,45 @@ impl Group {
     #[cfg(test)]
     pub fn contacts(&self) -> impl Iterator<Item = One> + '_ {
         (0..WIDTH).filter_map(|i| self.get(i))
+    }
+
+    /// Adds its lanes' impulses to `sums` (the normal impulses, then the
+    /// friction impulses by axis, one lane each): what a step's passes
+    /// gave, summed pass by pass.
+    #[inline]
+    pub fn add_impulses(&self, sums: &mut [Vec4; 4]) {
+        sums[0] += self.normal_impulse;
+        for (sum, friction) in sums[1..].iter_mut().zip(self.friction_impulse) {
+            *sum += friction;
+        }
+    }
+
+    /// Adds to `into` the pairs of its lanes that still hold (not empty,
+    /// nor left out), with `sums` (see [`add_impulses`](Self::add_impulses))
+    /// times `per_second` as their forces, those that pushed (a finite
+    /// normal force above 0, a finite friction), in lane order.
+    #[inline]
+    pub fn held(&self, sums: &[Vec4; 4], per_second: f32, into: &mut Vec<HeldPair>) {
+        let scale = Vec4::splat(per_second);
+        let normal = sums[0] * scale;
+        let holds =
+            normal.cmpgt(Vec4::ZERO) & normal.is_finite_mask() & self.mass.cmpgt(Vec4::ZERO);
+        let lanes = holds.bitmask();
+        if lanes == 0 {
+            return;
+        }
+        let friction = transpose_out([sums[1] * scale, sums[2] * scale, sums[3] * scale]);
+        let normal = normal.to_array();
+        for i in 0..WIDTH {
+            if lanes & (1 << i) != 0 && friction[i].is_finite() {
+                into.push(HeldPair {
+                    a: self.a[i],
+                    b: self.b[i],
+                    normal: normal[i],
+                    friction: friction[i],
+                });
+            }
+        }
     }
 
     /// Each lane's two bodies.

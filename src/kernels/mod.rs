@@ -11,6 +11,7 @@ pub mod chain;
 pub mod constraints;
 pub mod implicit;
 pub mod integrate;
+pub mod kept;
 pub mod lanes;
 pub mod ldlt;
 #[cfg(feature = "soft-mesh")]

@@ -27,7 +27,8 @@ pub(crate) fn gather(
     let solver = &mut *solver;
     solver.planes.clear();
     solver.planes.extend(planes.iter().filter_map(plane_row));
-    // Each step's contacts start cold.
+    // Each step's plane contacts start cold (pair contacts start from
+    // `ContactForces`).
     solver.plane_warm.clear();
     solver
         .plane_warm

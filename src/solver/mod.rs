@@ -16,12 +16,15 @@
 //!    decide each island's sleep and pass count, lay out slots and rows,
 //!    write each body's index back;
 //! 4. [`gather`]: the bodies your code wrote since the last step, the
-//!    forces it added, constant forces, damping and ground planes;
+//!    forces it added, constant forces, damping and ground planes; and
+//!    [`held`]: the forces the pair contacts held over the last step, by
+//!    slot, which this step's start from;
 //! 5. per pass of each group of islands with the same pass count,
 //!    [`pass`]: spring forces, kick, rods and contacts, drift; with
 //!    [`substep`] copying the pass's bodies out to their components and
 //!    back around the sets of `PhysicsSubstep` that hold systems of yours;
-//! 6. [`scatter`]: each stepped `Body` and `PositionHistory` written once;
+//! 6. [`scatter`]: each stepped `Body` and `PositionHistory` written once,
+//!    and the pair contacts' forces handed to `ContactForces` ([`held`]);
 //! 7. [`report`] again for bodies that went non-finite, and [`sleep`]:
 //!    resting islands fall asleep.
 //!
@@ -36,8 +39,9 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use bevy::ecs::change_detection::Tick;
 use bevy::ecs::entity::EntityHashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use bevy::math::Vec4;
 use bevy::prelude::*;
 
 use crate::data::body::Body;
@@ -45,6 +49,8 @@ use crate::kernels::broad::BroadPhase;
 use crate::kernels::constraints::{
     AngleRow, Contact, PairContacts, PairPart, PairRow, PlaneRow, RodRow, RoundRow, Warm,
 };
+use crate::kernels::kept::{HeldPair, Kept};
+use crate::kernels::lanes::WIDTH;
 use crate::kernels::parts::Span;
 use crate::kernels::springs::SpringRow;
 
@@ -53,6 +59,7 @@ pub(crate) mod contacts;
 pub(crate) mod energy;
 pub(crate) mod frequency;
 pub(crate) mod gather;
+pub(crate) mod held;
 pub(crate) mod obstacles;
 pub(crate) mod origin;
 pub(crate) mod par;
@@ -200,10 +207,27 @@ pub(crate) struct SolverState {
     pub plane_parts: Vec<Vec<Contact>>,
     /// The plane contacts' impulses at the end of the last pass, for the
     /// next pass of the step: per round body and plane (by round row, then
-    /// plane). Cleared at the start of each step, so a step depends on the
-    /// state it starts from alone (as the pair contacts, found anew each
-    /// step).
+    /// plane). Cleared at the start of each step: plane contacts start
+    /// each step at 0 (pair contacts start from `ContactForces`).
     pub plane_warm: Vec<Warm>,
+    /// The forces pair contacts held over the last step, by slot, that
+    /// this step's pair contacts start from (laid out by
+    /// [`recall_forces`](held::recall_forces)).
+    pub kept: Kept,
+    /// The impulses each group of the pass group's pair contacts gave over
+    /// the step's passes so far, summed (normal, then friction by axis;
+    /// one lane per contact).
+    pub impulse_sums: Vec<[Vec4; WIDTH]>,
+    /// The forces this step's pair contacts hold, by slot: each group's,
+    /// added at its last pass, then handed to `ContactForces` at the end
+    /// of the step (see [`held`]).
+    pub holding: Vec<HeldPair>,
+    /// The stamp of the last `ContactForces` the solver wrote, and the
+    /// layout it was written in (see [`recall_forces`](held::recall_forces)).
+    pub held_stamp: u64,
+    pub held_layout: u64,
+    /// Each slot's entity, and the layout it was made for.
+    pub slot_entities: (u64, Arc<Vec<Entity>>),
     /// The velocities of the last pass group's bodies before its relaxing
     /// round (a buffer kept between passes).
     pub relaxed: Vec<Vec3A>,

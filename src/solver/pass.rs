@@ -26,19 +26,21 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use std::sync::Mutex;
 
+use bevy::math::Vec4;
 use bevy::prelude::*;
 use bevy::tasks::TaskPool;
 
 use crate::data::constraints::ConstraintSettings;
 use crate::kernels::batches::{Batch, Each, OneThread, Spread};
 use crate::kernels::constraints::{
-    Bodies, Contact, Joints, Movers, Obstacles, PairBatches, PairContacts, PairPart, PairRow,
-    PlaneRow, Relaxed, RoundRow, Rounds, Warm, WarmStart, aim_pairs, find_contacts,
+    Ahead, Bodies, Contact, Joints, Movers, Obstacles, PairBatches, PairContacts, PairPart,
+    PairRow, PlaneRow, Relaxed, RoundRow, Rounds, Warm, WarmStart, aim_pairs, find_contacts,
     find_contacts_of, find_obstacle_contacts, find_pair_contacts, find_pair_contacts_in_parts,
     keep_obstacle_warm, solve,
 };
 use crate::kernels::implicit::{Cg, Island, State, plan, solve_island};
 use crate::kernels::integrate::{Kick, Part, drift_all};
+use crate::kernels::kept::Kept;
 use crate::kernels::lanes::WIDTH;
 use crate::kernels::parts::{Span, balance, pieces};
 use crate::kernels::springs::{PartEnds, States, add_spring_forces};
@@ -538,10 +540,10 @@ impl Pass {
         // whole step, and turned to each pass's positions; on one thread,
         // all blocks are laid out as one run.
         if self.index == 0 {
-            let span = self.h * self.passes as f32;
+            let ahead = self.ahead(&solver.kept);
             let batches = &group.pair_batches;
             let found = (&mut *pair_contacts, &mut *pair_parts);
-            step_pair_contacts(spread.pool, (pairs, batches), &bodies, span, found);
+            step_pair_contacts(spread.pool, (pairs, batches), &bodies, ahead, found);
         }
         // Each group of contacts is aimed alone: a large group's split over
         // the threads in even runs.
@@ -579,6 +581,7 @@ impl Pass {
         keep_obstacle_warm(contacts, obstacle_warm);
         solver.obstacles.react(contacts, &solver.inv_mass);
         solver.obstacles.pull(tied, &solver.inv_mass);
+        self.hold(solver, spread.pool);
         // What the position bias asked for moves the body, not its speed:
         // each body whose velocity the relaxing round changed (a large
         // group's in even runs of slots at once).
@@ -600,6 +603,46 @@ impl Pass {
             });
         }
         solver.relaxed = before;
+    }
+
+    /// What the group's pair contacts are found for at its first pass: the
+    /// whole step, starting from the share of `kept` the settings carry.
+    fn ahead<'a>(&self, kept: &'a Kept) -> Ahead<'a> {
+        Ahead {
+            span: self.h * self.passes as f32,
+            h: self.h,
+            kept,
+            share: self.constraints.warm_share(),
+        }
+    }
+
+    /// The impulses the group's pair contacts gave in this pass, added to
+    /// the step's sums (a large group's in even runs at once); at the
+    /// group's last pass, the mean force each pair pushed with over the
+    /// step into `SolverState::holding`, for the next step to start from
+    /// (see [`held`](super::held)).
+    fn hold(&self, solver: &mut SolverState, pool: Option<(&'static TaskPool, usize)>) {
+        let (groups, sums) = (&solver.pair_contacts.lanes.groups, &mut solver.impulse_sums);
+        if self.index == 0 {
+            sums.clear();
+            sums.resize(groups.len(), [Vec4::ZERO; WIDTH]);
+        }
+        let size = run_size(pool, groups.len());
+        let runs = groups.chunks(size).zip(sums.chunks_mut(size));
+        for_each_part(pool, runs, |(groups, sums)| {
+            for (group, sum) in groups.iter().zip(sums) {
+                group.add_impulses(sum);
+            }
+            false
+        });
+        if self.index + 1 == self.passes {
+            let per_second = 1.0 / (self.h * self.passes as f32);
+            let holding = &mut solver.holding;
+            holding.reserve(groups.len() * WIDTH);
+            for (group, sum) in groups.iter().zip(sums.iter()) {
+                group.held(sum, per_second, holding);
+            }
+        }
     }
 
     /// The drift alone, after the rods and contacts.
@@ -660,16 +703,16 @@ fn step_pair_contacts(
     pool: Option<(&'static TaskPool, usize)>,
     (pairs, batches): (&[PairRow], &[Batch]),
     bodies: &Bodies,
-    span: f32,
+    ahead: Ahead,
     (found, parts): (&mut PairContacts, &mut Vec<Mutex<PairPart>>),
 ) {
     let Some((pool, threads)) = pool else {
-        find_pair_contacts(pairs, batches, bodies, span, true, found);
+        find_pair_contacts(pairs, batches, bodies, ahead, true, found);
         return;
     };
     let each = |n, f: &(dyn Fn(usize) + Sync)| each_over(Some((pool, threads)), n, f);
     let runs = (threads * JOBS_PER_THREAD, &each as Each);
-    find_pair_contacts_in_parts(pairs, batches, bodies, span, runs, parts, found);
+    find_pair_contacts_in_parts(pairs, batches, bodies, ahead, runs, parts, found);
 }
 
 /// Runs joined batches of contacts at once on the compute task pool's
