@@ -54,9 +54,14 @@ impl Kept {
 
     /// Files `pairs` (slots below `slots`; a pair with a slot at or past
     /// it, or of one slot, is left out) by their smaller slot, in a
-    /// counting sort: each slot's pairs keep their order in `pairs`.
+    /// counting sort: each slot's pairs keep their order in `pairs`. With
+    /// no pairs it holds none and touches no slot.
     pub fn lay_out(&mut self, slots: usize, pairs: &[HeldPair]) {
         self.clear();
+        // (A scene without touching pairs pays nothing per slot.)
+        if pairs.is_empty() {
+            return;
+        }
         let fits = |p: &HeldPair| p.a != p.b && (p.a.max(p.b) as usize) < slots;
         self.start.resize(slots + 1, 0);
         for pair in pairs.iter().filter(|p| fits(p)) {
