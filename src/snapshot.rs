@@ -60,6 +60,7 @@ use crate::forces::AccumulatedForce;
 use crate::interpolation::PositionHistory;
 use crate::islands::WakeCause;
 use crate::islands::{RestTime, Sleeping};
+use crate::kernels::hash::WordHash;
 use crate::obstacles::ObstacleState;
 use crate::origin::PhysicsOrigin;
 use crate::pins::PinPlaced;
@@ -437,10 +438,10 @@ impl PhysicsSnapshot {
     /// ```
     pub fn checksum(&self) -> u64 {
         let mut hash = WordHash::default();
-        hash.write_dvec3(self.origin.unwrap_or(DVec3::ZERO));
+        write_dvec3(&mut hash, self.origin.unwrap_or(DVec3::ZERO));
         for state in &self.bodies {
             hash.write(state.entity.to_bits());
-            hash.write_body(&state.body);
+            write_body(&mut hash, &state.body);
             hash.write(u64::from(state.sleeping));
             hash.write(u64::from(state.rest_time.to_bits()));
         }
@@ -454,7 +455,7 @@ impl PhysicsSnapshot {
 #[cfg(feature = "ggrs")]
 pub(crate) fn body_checksum(body: &Body) -> u64 {
     let mut hash = WordHash::default();
-    hash.write_body(body);
+    write_body(&mut hash, body);
     hash.finish()
 }
 
@@ -463,7 +464,7 @@ pub(crate) fn body_checksum(body: &Body) -> u64 {
 #[cfg(feature = "ggrs")]
 pub(crate) fn origin_checksum(origin: &PhysicsOrigin) -> u64 {
     let mut hash = WordHash::default();
-    hash.write_dvec3(origin.position);
+    write_dvec3(&mut hash, origin.position);
     hash.finish()
 }
 
@@ -483,42 +484,22 @@ pub fn physics_checksum(world: &mut World) -> u64 {
     PhysicsSnapshot::save(world).checksum()
 }
 
-/// A word-at-a-time hash: rotate, xor, multiply (FxHash's step), with a
-/// final avalanche so that one flipped bit anywhere changes about half the
-/// output.
-#[derive(Default)]
-struct WordHash(u64);
-
-impl WordHash {
-    fn write(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+/// The bits of a world position into `hash`.
+fn write_dvec3(hash: &mut WordHash, v: DVec3) {
+    for x in v.to_array() {
+        hash.write(x.to_bits());
     }
+}
 
-    /// The bits of a world position.
-    fn write_dvec3(&mut self, v: DVec3) {
-        for x in v.to_array() {
-            self.write(x.to_bits());
-        }
+/// The bits of a body's position, velocity and inverse mass into `hash`.
+fn write_body(hash: &mut WordHash, body: &Body) {
+    for x in body
+        .position
+        .to_array()
+        .into_iter()
+        .chain(body.velocity.to_array())
+    {
+        hash.write(u64::from(x.to_bits()));
     }
-
-    /// The bits of a body's position, velocity and inverse mass.
-    fn write_body(&mut self, body: &Body) {
-        for x in body
-            .position
-            .to_array()
-            .into_iter()
-            .chain(body.velocity.to_array())
-        {
-            self.write(u64::from(x.to_bits()));
-        }
-        self.write(u64::from(body.inv_mass.to_bits()));
-    }
-
-    fn finish(&self) -> u64 {
-        // The finaliser of SplitMix64.
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+    hash.write(u64::from(body.inv_mass.to_bits()));
 }

@@ -262,3 +262,64 @@ fn a_pile_and_limits_restored_mid_fall_repeat_the_same_bits() {
     }
     assert_eq!(bits(&mut app), end);
 }
+
+/// A ball falls asleep on the ground beside a platform that moves every
+/// step, its sweep within the ball's reach: the next step wakes it, in the
+/// run and in a run restored from the step it fell asleep in (the sleepers
+/// an obstacle wakes are read from the state, not from the solver's list
+/// of the last rebuild, which lacked the ball in the run and held the
+/// left state's in the restored one).
+#[test]
+fn a_moving_obstacle_wakes_a_ball_just_asleep_in_a_restored_run_too() {
+    let mut app = app();
+    app.insert_resource(SleepSettings {
+        time_to_sleep: 0.2,
+        ..default()
+    });
+    spawn(&mut app, GroundPlane::horizontal(0.0));
+    let ball = spawn(
+        &mut app,
+        (
+            Body::new(1.0).with_position(Vec3::new(0.0, 0.1, 0.0)),
+            Radius(0.1),
+        ),
+    );
+    let platform = spawn(
+        &mut app,
+        (
+            Obstacle::from(Cuboid::new(1.0, 0.1, 1.0)),
+            Transform::from_xyz(0.605, 0.15, 0.0),
+        ),
+    );
+    let asleep = |app: &App| app.world().get::<Sleeping>(ball).is_some();
+    let nudge = |app: &mut App| {
+        let mut t = app.world_mut().get_mut::<Transform>(platform).unwrap();
+        t.translation.y += 1e-3;
+    };
+    let mut steps = 0;
+    while !asleep(&app) {
+        nudge(&mut app);
+        step(&mut app, 1);
+        steps += 1;
+        assert!(steps < 200, "the ball never fell asleep");
+    }
+    let saved = PhysicsSnapshot::save(app.world_mut());
+    let after = |app: &mut App| {
+        let mut states = Vec::new();
+        for _ in 0..3 {
+            nudge(app);
+            step(app, 1);
+            states.push(asleep(app));
+        }
+        states
+    };
+    let first = after(&mut app);
+    assert!(!first[0], "the moving platform woke the ball at once");
+    saved.restore(app.world_mut());
+    app.world_mut()
+        .get_mut::<Transform>(platform)
+        .unwrap()
+        .translation
+        .y -= 3e-3;
+    assert_eq!(after(&mut app), first);
+}

@@ -322,6 +322,12 @@ impl Radius {
     /// assert!(Radius(0.5).0 <= Radius::MAX);
     /// ```
     pub const MAX: f32 = crate::data::settings::MAX_RADIUS;
+
+    /// Whether the step accepts it: from 0 to [`MAX`](Self::MAX) (NaN is
+    /// not).
+    pub(crate) fn is_valid(self) -> bool {
+        (0.0..=Self::MAX).contains(&self.0)
+    }
 }
 
 /// What a round body's surface is made of, for its contacts: restitution

@@ -7,6 +7,7 @@ use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::math::Vec3A;
 use bevy::prelude::*;
 
+use crate::kernels::hash::WordHash;
 use crate::kernels::kept::HeldPair;
 
 /// The forces between touching round bodies ([`Radius`](crate::Radius))
@@ -55,11 +56,11 @@ use crate::kernels::kept::HeldPair;
 pub struct ContactForces {
     /// The pairs, by slot, as the step left them.
     pub(crate) pairs: Vec<HeldPair>,
-    /// Each slot's entity in the layout the pairs were written in.
+    /// Each slot's entity in the layout the pairs were written in (the
+    /// solver's own table of that layout, which tells the next step
+    /// whether the slots are still its own; see
+    /// [`recall_forces`](crate::solver::held::recall_forces)).
     pub(crate) slots: Arc<Vec<Entity>>,
-    /// Which write of the solver's this is (see
-    /// [`recall_forces`](crate::solver::contacts::recall_forces)).
-    pub(crate) stamp: u64,
 }
 
 /// The forces between two touching round bodies; see [`ContactForces`].
@@ -176,20 +177,18 @@ impl ContactForces {
         self.iter()
             .map(|pair| {
                 let pair = pair.seen_from(pair.a.max(pair.b));
-                let mut hash = 0xcbf2_9ce4_8422_2325_u64;
-                let words = [pair.a.to_bits(), pair.b.to_bits()].into_iter().chain(
-                    [
-                        pair.normal,
-                        pair.friction.x,
-                        pair.friction.y,
-                        pair.friction.z,
-                    ]
-                    .map(|x| u64::from(x.to_bits())),
-                );
-                for word in words {
-                    hash = (hash ^ word).wrapping_mul(0x0000_0100_0000_01b3);
+                let mut hash = WordHash::default();
+                hash.write(pair.a.to_bits());
+                hash.write(pair.b.to_bits());
+                for x in [
+                    pair.normal,
+                    pair.friction.x,
+                    pair.friction.y,
+                    pair.friction.z,
+                ] {
+                    hash.write(u64::from(x.to_bits()));
                 }
-                hash
+                hash.finish()
             })
             .fold(0, u64::wrapping_add)
     }

@@ -9,6 +9,7 @@ pub mod batches;
 pub mod broad;
 pub mod chain;
 pub mod constraints;
+pub mod hash;
 pub mod implicit;
 pub mod integrate;
 pub mod kept;

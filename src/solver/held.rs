@@ -5,14 +5,14 @@
 //! group's last pass turns them into mean forces over the step in
 //! `SolverState::holding` (in slots; see `Pass::hold`); [`keep_forces`],
 //! at the end of the
-//! step, hands them to the [`ContactForces`] resource with the slots'
-//! entities and a new stamp. [`recall_forces`], at the start of the next
-//! step, once the slots are final, lays them out by slot for the step's
-//! pair contacts to start from (see
-//! [`kept`](crate::kernels::kept)): straight from the resource while it is
-//! the one the solver wrote and the slots have not been laid out since,
-//! and otherwise (a snapshot restore, a rollback, a rebuild) by entity, in
-//! the new slots. Either way a pair starts from the same forces, so a
+//! step, hands them to the [`ContactForces`] resource with the layout's
+//! table of the slots' entities (made once per layout). [`recall_forces`],
+//! at the start of the next step, once the slots are final, lays them out
+//! by slot for the step's pair contacts to start from (see
+//! [`kept`](crate::kernels::kept)): straight from the resource while it
+//! holds the current layout's table (the very `Arc`), and otherwise (a
+//! rebuild since, or a snapshot restore or a rollback, which rebuild and
+//! map or copy the table) by entity, in the new slots. Either way a pair starts from the same forces, so a
 //! restored run goes on with the bits of the run it came from.
 
 use std::sync::Arc;
@@ -30,13 +30,15 @@ use crate::solver::SolverState;
 pub(crate) fn recall_forces(mut solver: ResMut<SolverState>, forces: Res<ContactForces>) {
     let solver = &mut *solver;
     let slots = solver.pos.len();
-    let current = forces.stamp == solver.held_stamp && solver.layouts == solver.held_layout;
-    if current {
-        solver.kept.lay_out(slots, &forces.pairs);
-    } else if forces.is_empty() {
+    if forces.is_empty() {
         solver.kept.clear();
+        return;
+    }
+    // Written by the solver in this layout: the same table.
+    let table = slot_entities(solver);
+    if Arc::ptr_eq(&forces.slots, &table) {
+        solver.kept.lay_out(slots, &forces.pairs);
     } else {
-        let table = slot_entities(solver);
         let slot_of: EntityHashMap<u32> = table
             .iter()
             .enumerate()
@@ -52,7 +54,7 @@ pub(crate) fn recall_forces(mut solver: ResMut<SolverState>, forces: Res<Contact
 }
 
 /// End of the fixed step, after the scatter: this step's held forces into
-/// [`ContactForces`], with the slots' entities and a new stamp.
+/// [`ContactForces`], with the layout's table of the slots' entities.
 pub(crate) fn keep_forces(mut solver: ResMut<SolverState>, mut forces: ResMut<ContactForces>) {
     let solver = &mut *solver;
     if solver.holding.is_empty() && forces.is_empty() {
@@ -63,9 +65,6 @@ pub(crate) fn keep_forces(mut solver: ResMut<SolverState>, mut forces: ResMut<Co
     core::mem::swap(&mut forces.pairs, &mut solver.holding);
     solver.holding.clear();
     forces.slots = table;
-    solver.held_stamp += 1;
-    forces.stamp = solver.held_stamp;
-    solver.held_layout = solver.layouts;
 }
 
 /// Each slot's entity in the current layout (`Entity::PLACEHOLDER` for a

@@ -222,10 +222,6 @@ pub(crate) struct SolverState {
     /// added at its last pass, then handed to `ContactForces` at the end
     /// of the step (see [`held`]).
     pub holding: Vec<HeldPair>,
-    /// The stamp of the last `ContactForces` the solver wrote, and the
-    /// layout it was written in (see [`recall_forces`](held::recall_forces)).
-    pub held_stamp: u64,
-    pub held_layout: u64,
     /// Each slot's entity, and the layout it was made for.
     pub slot_entities: (u64, Arc<Vec<Entity>>),
     /// The velocities of the last pass group's bodies before its relaxing

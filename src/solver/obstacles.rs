@@ -360,7 +360,7 @@ pub(crate) fn place_obstacles(
     poses: ObstaclePoses,
     mut obstacles: Query<ObstacleItem>,
     mut reporter: Reporter,
-    restored: Restored,
+    sleepers: Sleepers,
 ) {
     let solver = &mut *solver;
     let set = &mut solver.obstacles;
@@ -491,35 +491,35 @@ pub(crate) fn place_obstacles(
         }
     }
     set.spare_rows = old;
-    wake_sleepers(solver, &mut requests, (&restored, h), &moved);
+    wake_sleepers(solver, &mut requests, (&sleepers, h), &moved);
 }
 
 /// Asks to wake the sleeping round bodies within reach of an obstacle in
-/// `moved` (see [`wake_near`]): those of the solver's list, or after a
-/// snapshot restore or a rollback those of the state put back
-/// (`restored`, with reaches over a step of `h`).
+/// `moved` (see [`wake_near`]), with reaches over a step of `h`. They are
+/// read from the state's components (`sleepers`), not from the solver's
+/// list of the last rebuild, which this stage runs before: an island put
+/// to sleep at the end of the last step is not on it yet, and after a
+/// snapshot restore or a rollback it is the list of the state the solver
+/// left.
 fn wake_sleepers(
     solver: &SolverState,
     requests: &mut SolverRequests,
-    (restored, h): (&Restored, f32),
+    (sleepers, h): (&Sleepers, f32),
     moved: &[(Entity, (Vec3A, Vec3A))],
 ) {
-    if requests.resynced {
-        let sleepers = restored
-            .iter()
-            .filter_map(|(entity, body, radius, sleeping)| {
-                let valid = state_is_valid(body) && (0.0..=Radius::MAX).contains(&radius.0);
-                (valid && !sleeping.is_request()).then(|| {
-                    let (pos, vel) = (Vec3A::from(body.position), Vec3A::from(body.velocity));
-                    (entity, pos, reach(radius.0, vel, h))
-                })
-            });
-        wake_near(sleepers, moved, requests);
-    } else if solver.any_sleeping {
-        let sleepers = solver.touch.sleepers.iter();
-        let sleepers = sleepers.map(|sleeper| (sleeper.body.entity, sleeper.pos, sleeper.reach));
-        wake_near(sleepers, moved, requests);
+    if moved.is_empty() || !(solver.any_sleeping || requests.resynced) {
+        return;
     }
+    let sleepers = sleepers
+        .iter()
+        .filter_map(|(entity, body, radius, sleeping)| {
+            let valid = state_is_valid(body) && radius.is_valid();
+            (valid && !sleeping.is_request()).then(|| {
+                let (pos, vel) = (Vec3A::from(body.position), Vec3A::from(body.velocity));
+                (entity, pos, reach(radius.0, vel, h))
+            })
+        });
+    wake_near(sleepers, moved, requests);
 }
 
 /// The last step's row of `entity` (at `order` among `old`, its place in
@@ -767,11 +767,9 @@ fn wake_near(
     }
 }
 
-/// The round bodies asleep in the state a snapshot restore or a rollback
-/// put back (the solver's list of sleepers is the state's it left, until
-/// the rebuild), as [`wake_near`] reads them: as the rebuild lists them
-/// (see `rebuild::touch::lay_out`), valid bodies of a valid radius.
-type Restored<'w, 's> = Query<'w, 's, (Entity, &'static Body, &'static Radius, &'static Sleeping)>;
+/// The round bodies asleep, as [`wake_sleepers`] reads them (it keeps, as
+/// the rebuild's list does, valid bodies of a valid radius).
+type Sleepers<'w, 's> = Query<'w, 's, (Entity, &'static Body, &'static Radius, &'static Sleeping)>;
 
 /// Start of the fixed step, after the rebuild and the gather: lays the
 /// obstacles' swept bounds out in the grid, finds how fast the fastest

@@ -11,7 +11,6 @@ use crate::data::forces::AccumulatedForce;
 use crate::data::islands::{IslandSlept, RestTime, SleepSettings, Sleeping, asleep_at};
 use crate::data::requests::{AnchorAsleep, Island};
 use crate::solver::SolverState;
-use crate::solver::contacts::{Sleeper, reach};
 
 /// Rests a fixed body that only sleeping islands hang from.
 pub(crate) fn rest_anchor(commands: &mut Commands, entity: Entity, since: Tick) {
@@ -107,26 +106,6 @@ pub(crate) fn update_sleep(
             island.sleeping = true;
             island.since = now;
             solver.any_sleeping = true;
-            // Its round bodies are sleepers from now, for what the next
-            // step checks before its rebuild lists them (an obstacle that
-            // moves near them wakes them), as after a restore of this
-            // state.
-            let touch = &mut solver.touch;
-            let first = touch
-                .slots
-                .partition_point(|&(slot, _)| (slot as usize) < island.slots.start);
-            for &(slot, body) in &touch.slots[first..] {
-                let s = slot as usize;
-                if s >= island.slots.end {
-                    break;
-                }
-                let (pos, vel) = (solver.pos[s], vel[s]);
-                touch.sleepers.push(Sleeper {
-                    pos,
-                    reach: reach(body.radius, vel, h),
-                    body,
-                });
-            }
             let bodies = solver.island_members[island.members.clone()].to_vec();
             for &entity in &bodies {
                 fall_asleep(&mut commands, entity, now);

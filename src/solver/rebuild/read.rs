@@ -4,7 +4,6 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use super::{Link, Node, Rebuild, RodLink, Scene};
-use crate::data::constraints::Radius;
 use crate::data::islands::{SleepThreshold, Sleeping, Substeps, sanitize};
 use crate::data::issues::PhysicsIssue;
 use crate::data::requests::{SettingsReported, WakeCause, WakeTarget};
@@ -73,13 +72,11 @@ pub(super) fn bodies(p: &mut Rebuild) -> Scene {
             }
             sanitize(t)
         });
-        let radius = radius.and_then(|radius| {
-            let r = radius.0;
-            // (NaN fails both tests.)
-            if (0.0..=Radius::MAX).contains(&r) {
-                Some(r)
+        let radius = radius.and_then(|&radius| {
+            if radius.is_valid() {
+                Some(radius.0)
             } else {
-                report(BAD_RADIUS, PhysicsIssue::InvalidRadius { radius: r });
+                report(BAD_RADIUS, PhysicsIssue::InvalidRadius { radius: radius.0 });
                 None
             }
         });
