@@ -22,12 +22,19 @@
 //! contact in plain `f32`s), operation for operation (no fused
 //! multiply-add; `max` as SSE's `x > 0 ? x : 0`), in the same order: the
 //! lanes give one contact's bits whatever the platform's vector width.
+//!
+//! Where the processor has AVX, [`solve_groups`] visits each group of the
+//! level of the group before it together with that one, eight lanes at
+//! once ([`wide`]), with the same bits.
 
 use bevy::math::{Vec3A, Vec4};
 
 use super::batches::Batch;
 use super::constraints::Rounds;
 use super::kept::HeldPair;
+
+#[cfg(target_arch = "x86_64")]
+mod wide;
 
 /// Contacts to a group.
 pub const WIDTH: usize = 4;
@@ -69,6 +76,10 @@ pub struct Group {
     /// The lanes whose `a`, and whose `b`, is written (a moving body), one
     /// bit per lane.
     writes: [u8; 2],
+    /// Whether it is of the level of the group before it (in the same
+    /// run of [`pack`]): the two share no moving body, so they may be
+    /// solved at once (see [`wide`]).
+    beside: bool,
     wa: Vec4,
     wb: Vec4,
     radius: Vec4,
@@ -103,6 +114,7 @@ impl Group {
             a: o.map(|o| o.a),
             b: o.map(|o| o.b),
             writes: [mask(|o| o.wa), mask(|o| o.wb)],
+            beside: false,
             wa: lanes(|o| o.wa),
             wb: lanes(|o| o.wb),
             radius: lanes(|o| o.radius),
@@ -442,8 +454,11 @@ pub fn pack(contacts: &[One], batches: &[Batch], slots: usize, merge: bool, lane
         groups.reserve(added);
         let mut from = 0;
         for &end in counts.iter() {
-            for four in order[from as usize..end as usize].chunks(WIDTH) {
-                groups.push(Group::of(run, four));
+            for (k, four) in order[from as usize..end as usize].chunks(WIDTH).enumerate() {
+                groups.push(Group {
+                    beside: k > 0,
+                    ..Group::of(run, four)
+                });
             }
             from = end;
         }
@@ -506,24 +521,54 @@ impl Lanes {
 }
 
 /// Visits `groups` in order on `vel` (read and written through `get` and
-/// `set`).
+/// `set`): where the processor can, two groups of one level at once (see
+/// [`wide`]), with the same bits.
 #[inline(always)]
 pub fn solve_groups(
+    groups: &mut [Group],
+    visit: Visit,
+    get: impl Fn(usize) -> Vec3A,
+    set: impl FnMut(usize, Vec3A),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if wide::available() {
+        // SAFETY: the processor has the features `in_pairs` is built for
+        // (checked at run time).
+        unsafe { wide::in_pairs(groups, visit, get, set) };
+        return;
+    }
+    groups_one_by_one(groups, visit, get, set);
+}
+
+/// [`solve_groups`], a group at a time.
+#[inline(always)]
+fn groups_one_by_one(
     groups: &mut [Group],
     visit: Visit,
     get: impl Fn(usize) -> Vec3A,
     mut set: impl FnMut(usize, Vec3A),
 ) {
     for group in groups {
-        let (va, vb) = (gather(&get, group.a), gather(&get, group.b));
-        let (va, vb) = match visit {
-            Visit::WarmStart => group.warm_start(va, vb),
-            Visit::Round => group.solve(va, vb),
-            Visit::Relax => group.relax(va, vb),
-        };
-        scatter(&mut set, group.a, group.writes[0], va);
-        scatter(&mut set, group.b, group.writes[1], vb);
+        visit_one(group, visit, &get, &mut set);
     }
+}
+
+/// One visit of one group.
+#[inline(always)]
+fn visit_one(
+    group: &mut Group,
+    visit: Visit,
+    get: &impl Fn(usize) -> Vec3A,
+    set: &mut impl FnMut(usize, Vec3A),
+) {
+    let (va, vb) = (gather(get, group.a), gather(get, group.b));
+    let (va, vb) = match visit {
+        Visit::WarmStart => group.warm_start(va, vb),
+        Visit::Round => group.solve(va, vb),
+        Visit::Relax => group.relax(va, vb),
+    };
+    scatter(&mut *set, group.a, group.writes[0], va);
+    scatter(&mut *set, group.b, group.writes[1], vb);
 }
 
 #[inline(always)]
@@ -778,6 +823,73 @@ mod tests {
         // Both branches of each lane were taken: contacts that push and
         // contacts that slide (friction at its cone).
         assert!(pushing > 100 && sliding > 100, "{pushing} {sliding}");
+    }
+
+    /// Two groups of one level visited at once (eight lanes, with AVX)
+    /// give the bits of visiting them one after the other: velocities and
+    /// impulses, through warm starts, rounds and relaxing rounds, with
+    /// lanes that push, slide, are empty or write one body only.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn two_at_once_give_the_bits_of_one_after_the_other() {
+        if !wide::available() {
+            eprintln!("no AVX on this processor: the wide path never runs here");
+            return;
+        }
+        let mut seed = 11;
+        let (mut pairs, mut sliding) = (0, 0);
+        for (n, slots) in [(7, 6), (60, 20), (400, 50), (3000, 400)] {
+            let (found, _, vel) = contacts(n, slots, &mut seed);
+            let batches = [Batch {
+                rows: 0..n,
+                joined: false,
+            }];
+            let mut lanes = Lanes::default();
+            pack(&found, &batches, slots, false, &mut lanes);
+            pairs += lanes.groups.iter().filter(|g| g.beside).count();
+            let mut groups = lanes.groups.clone();
+            let (mut paired, mut single) = (vel.clone(), vel);
+            let visits = [Visit::WarmStart, Visit::Round, Visit::Round, Visit::Relax];
+            for visit in visits.into_iter().cycle().take(12) {
+                let cell = core::cell::RefCell::new(&mut paired);
+                // SAFETY: the processor has AVX (checked above).
+                unsafe {
+                    wide::in_pairs(
+                        &mut lanes.groups,
+                        visit,
+                        |s| cell.borrow()[s],
+                        |s, v| cell.borrow_mut()[s] = v,
+                    );
+                }
+                let cell = core::cell::RefCell::new(&mut single);
+                groups_one_by_one(
+                    &mut groups,
+                    visit,
+                    |s| cell.borrow()[s],
+                    |s, v| cell.borrow_mut()[s] = v,
+                );
+            }
+            let bits = |v: &[Vec3A]| -> Vec<[u32; 3]> {
+                v.iter().map(|v| v.to_array().map(f32::to_bits)).collect()
+            };
+            assert_eq!(bits(&paired), bits(&single), "velocities, {n} contacts");
+            for (p, q) in lanes.groups.iter().zip(&groups) {
+                let held = |g: &Group| {
+                    let f = g.friction_impulse.map(|f| f.to_array().map(f32::to_bits));
+                    (g.normal_impulse.to_array().map(f32::to_bits), f)
+                };
+                assert_eq!(held(p), held(q), "impulses, {n} contacts");
+                sliding += p
+                    .contacts()
+                    .filter(|one| {
+                        let cone = one.friction * one.normal_impulse;
+                        one.normal_impulse > 0.0 && one.friction_impulse.length() > 0.999 * cone
+                    })
+                    .count();
+            }
+        }
+        // Groups were visited in pairs, and lanes slid at their cone.
+        assert!(pairs > 50 && sliding > 50, "{pairs} {sliding}");
     }
 
     /// Batches of contacts become batches of groups in order, keeping
