@@ -735,6 +735,12 @@ mod tests {
         (out, inv_mass, vel)
     }
 
+    /// Whether a contact pushes with its friction at its cone (slides).
+    fn slides(one: &One) -> bool {
+        let cone = one.friction * one.normal_impulse;
+        one.normal_impulse > 0.0 && one.friction_impulse.length() > 0.999 * cone
+    }
+
     /// Solved in groups, four lanes at once, contacts give the same bits
     /// (velocities and impulses) as solved one by one in the order found,
     /// over several rounds; no group holds a moving body twice; every
@@ -812,13 +818,7 @@ mod tests {
                 }
             }
             pushing += ones.iter().filter(|one| one.normal_impulse > 0.0).count();
-            sliding += ones
-                .iter()
-                .filter(|one| {
-                    let cone = one.friction * one.normal_impulse;
-                    one.normal_impulse > 0.0 && one.friction_impulse.length() > 0.999 * cone
-                })
-                .count();
+            sliding += ones.iter().filter(|one| slides(one)).count();
         }
         // Both branches of each lane were taken: contacts that push and
         // contacts that slide (friction at its cone).
@@ -879,13 +879,7 @@ mod tests {
                     (g.normal_impulse.to_array().map(f32::to_bits), f)
                 };
                 assert_eq!(held(p), held(q), "impulses, {n} contacts");
-                sliding += p
-                    .contacts()
-                    .filter(|one| {
-                        let cone = one.friction * one.normal_impulse;
-                        one.normal_impulse > 0.0 && one.friction_impulse.length() > 0.999 * cone
-                    })
-                    .count();
+                sliding += p.contacts().filter(slides).count();
             }
         }
         // Groups were visited in pairs, and lanes slid at their cone.
