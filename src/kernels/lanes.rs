@@ -78,7 +78,9 @@ pub struct Group {
     writes: [u8; 2],
     /// Whether it is of the level of the group before it (in the same
     /// run of [`pack`]): the two share no moving body, so they may be
-    /// solved at once (see [`wide`]).
+    /// solved at once (see [`wide`], on x86_64 only: elsewhere nothing
+    /// reads it).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     beside: bool,
     wa: Vec4,
     wb: Vec4,
