@@ -737,6 +737,17 @@ mod tests {
         (out, inv_mass, vel)
     }
 
+    /// `found` packed as one batch of `slots` bodies.
+    fn packed_as_one_batch(found: &[One], slots: usize) -> Lanes {
+        let batches = [Batch {
+            rows: 0..found.len(),
+            joined: false,
+        }];
+        let mut lanes = Lanes::default();
+        pack(found, &batches, slots, false, &mut lanes);
+        lanes
+    }
+
     /// Whether a contact pushes with its friction at its cone (slides).
     fn slides(one: &One) -> bool {
         let cone = one.friction * one.normal_impulse;
@@ -752,12 +763,7 @@ mod tests {
         let (mut seed, mut pushing, mut sliding) = (7, 0, 0);
         for (n, slots) in [(1, 3), (5, 4), (40, 12), (300, 60), (2000, 90)] {
             let (found, _, vel) = contacts(n, slots, &mut seed);
-            let batches = [Batch {
-                rows: 0..n,
-                joined: false,
-            }];
-            let mut lanes = Lanes::default();
-            pack(&found, &batches, slots, false, &mut lanes);
+            let mut lanes = packed_as_one_batch(&found, slots);
             assert_eq!(lanes.batches.len(), 1);
             assert_eq!(lanes.batches[0].rows, 0..lanes.groups.len());
             let mut seen = vec![false; n];
@@ -842,12 +848,7 @@ mod tests {
         let (mut pairs, mut sliding) = (0, 0);
         for (n, slots) in [(7, 6), (60, 20), (400, 50), (3000, 400)] {
             let (found, _, vel) = contacts(n, slots, &mut seed);
-            let batches = [Batch {
-                rows: 0..n,
-                joined: false,
-            }];
-            let mut lanes = Lanes::default();
-            pack(&found, &batches, slots, false, &mut lanes);
+            let mut lanes = packed_as_one_batch(&found, slots);
             pairs += lanes.groups.iter().filter(|g| g.beside).count();
             let mut groups = lanes.groups.clone();
             let (mut paired, mut single) = (vel.clone(), vel);
