@@ -126,7 +126,8 @@ impl BroadPhase {
                 continue;
             }
             let scaled = (item.pos / size).floor();
-            let cell = [0, 1, 2].map(|k| scaled[k].clamp(-LIMIT, LIMIT) as i32);
+            let axis = |x: f32| x.clamp(-LIMIT, LIMIT) as i32;
+            let cell = [axis(scaled.x), axis(scaled.y), axis(scaled.z)];
             let first = *first.get_or_insert(cell);
             for k in 0..3 {
                 flat[k] &= cell[k] == first[k];

@@ -104,30 +104,38 @@ impl Group {
             b: first.a,
             ..One::default()
         };
-        let o: [&One; WIDTH] =
-            core::array::from_fn(|i| indices.get(i).map_or(&pad, |&c| &contacts[c as usize]));
-        let lanes = |f: fn(&One) -> f32| Vec4::new(f(o[0]), f(o[1]), f(o[2]), f(o[3]));
-        let axes = |f: fn(&One) -> Vec3A| {
-            [0, 1, 2].map(|k| Vec4::new(f(o[0])[k], f(o[1])[k], f(o[2])[k], f(o[3])[k]))
-        };
-        let mask =
-            |f: fn(&One) -> f32| (0..WIDTH).fold(0, |m, i| m | (((f(o[i]) > 0.0) as u8) << i));
+        let lane = |i: usize| indices.get(i).map_or(&pad, |&c| &contacts[c as usize]);
+        let [o0, o1, o2, o3] = [lane(0), lane(1), lane(2), lane(3)];
+        // A field of the four, one to a lane (written out field by field:
+        // this runs for every group of every step).
+        macro_rules! lanes {
+            ($field:ident) => {
+                Vec4::new(o0.$field, o1.$field, o2.$field, o3.$field)
+            };
+        }
+        macro_rules! axes {
+            ($field:ident) => {
+                transpose_in([o0.$field, o1.$field, o2.$field, o3.$field])
+            };
+        }
+        let (wa, wb) = (lanes!(wa), lanes!(wb));
+        let mask = |w: Vec4| w.cmpgt(Vec4::ZERO).bitmask() as u8;
         Self {
-            a: o.map(|o| o.a),
-            b: o.map(|o| o.b),
-            writes: [mask(|o| o.wa), mask(|o| o.wb)],
+            a: [o0.a, o1.a, o2.a, o3.a],
+            b: [o0.b, o1.b, o2.b, o3.b],
+            writes: [mask(wa), mask(wb)],
             beside: false,
-            wa: lanes(|o| o.wa),
-            wb: lanes(|o| o.wb),
-            radius: lanes(|o| o.radius),
-            restitution: lanes(|o| o.restitution),
-            normal: axes(|o| o.normal),
-            target: lanes(|o| o.target),
-            relaxed: lanes(|o| o.relaxed),
-            friction: lanes(|o| o.friction),
-            mass: lanes(|o| o.mass),
-            normal_impulse: lanes(|o| o.normal_impulse),
-            friction_impulse: axes(|o| o.friction_impulse),
+            wa,
+            wb,
+            radius: lanes!(radius),
+            restitution: lanes!(restitution),
+            normal: axes!(normal),
+            target: lanes!(target),
+            relaxed: lanes!(relaxed),
+            friction: lanes!(friction),
+            mass: lanes!(mass),
+            normal_impulse: lanes!(normal_impulse),
+            friction_impulse: axes!(friction_impulse),
         }
     }
 
