@@ -2064,6 +2064,31 @@ mod tests {
             found.len()
         );
         assert!(missed_held > 50, "{missed_held} held entries missed");
+        // In two runs of rows, each with its rows' entries (as threads take
+        // them): the same, laid end to end.
+        let (mut runs, mut left_runs) = (Vec::new(), warm.clone());
+        let cut = 250;
+        let (first, second) = left_runs.split_at_mut(cut * planes.len());
+        find_contacts_of(
+            &rounds[..cut],
+            0,
+            &planes,
+            &bodies,
+            &ROUNDS,
+            first,
+            &mut runs,
+        );
+        find_contacts_of(
+            &rounds[cut..],
+            cut,
+            &planes,
+            &bodies,
+            &ROUNDS,
+            second,
+            &mut runs,
+        );
+        assert_eq!(format!("{runs:?}"), format!("{expected:?}"));
+        assert_eq!(bits(&left_runs), bits(&expected_left));
     }
 
     /// A body falling onto a plane stops at it, without bouncing below the
