@@ -321,36 +321,32 @@ pub fn find_contacts_of(
         if !bodies.valid[i] || bodies.inv_mass[i] <= 0.0 {
             continue;
         }
-        // What `surface_contact` tests first, on a plane's surface (which
-        // does not move): the body's reach over the pass, once for all
-        // planes, and the planes it misses left before anything else.
+        // A plane's surface does not move: the body's reach over the pass
+        // is the same for all planes.
         let reach = round.radius + solve.h * vel[i].length();
         for (p, plane) in planes.iter().enumerate() {
-            let gap = plane.normal.dot(pos[i]) - plane.offset - round.radius;
             let w = r * planes.len() + p;
             let entry = warm.get_mut(w - first * planes.len());
-            let hits = gap + solve.h * plane.normal.dot(vel[i]) < 0.0;
-            if !hits && gap >= reach {
-                // No contact: an entry a contact of the last pass left is
-                // taken all the same.
-                if let Some(entry) = entry.filter(|entry| !entry.is_cold()) {
-                    *entry = Warm::default();
-                }
-                continue;
-            }
             let at = Surface {
                 normal: plane.normal,
-                gap,
+                gap: plane.normal.dot(pos[i]) - plane.offset - round.radius,
                 velocity: Vec3A::ZERO,
                 material: Material {
                     restitution: plane.restitution,
                     friction: plane.friction,
                 },
             };
+            let Some(closing) = closing(&at, vel[i], reach, solve.h) else {
+                // No contact: an entry a contact of the last pass left is
+                // taken all the same.
+                if let Some(entry) = entry.filter(|entry| !entry.is_cold()) {
+                    *entry = Warm::default();
+                }
+                continue;
+            };
             let held = entry.map(core::mem::take);
-            if let Some(contact) = surface_contact(round, vel[i], at, solve, held.as_ref()) {
-                contacts.push(Contact { warm: w, ..contact });
-            }
+            let contact = contact_at(round, at, closing, solve, held.as_ref());
+            contacts.push(Contact { warm: w, ..contact });
         }
     }
 }
@@ -367,9 +363,7 @@ struct Surface {
 }
 
 /// The contact of `round` (moving at `vel`) with a surface, on the
-/// velocity relative to the surface: a contact exists when the drift would
-/// cross the surface within the pass, or (speculatively, limiting the
-/// approach to what closes the gap) when the body is near it. The
+/// velocity relative to the surface, if it has one (see [`closing`]): the
 /// surface's normal speed is added to what the contact aims for, and its
 /// friction drives the tangential velocity to the surface's. It starts
 /// from the impulses `last` (turned into its tangent plane); its entries
@@ -382,22 +376,54 @@ fn surface_contact(
     solve: &Rounds,
     last: Option<&Warm>,
 ) -> Option<Contact> {
+    let relative = vel - at.velocity;
+    let reach = round.radius + solve.h * relative.length();
+    let closing = closing(&at, relative, reach, solve.h)?;
+    Some(contact_at(round, at, closing, solve, last))
+}
+
+/// How a body closes on a surface within a pass of `h`.
+#[derive(Clone, Copy)]
+struct Closing {
+    /// The normal speed relative to the surface (negative towards it).
+    approach: f32,
+    /// Whether the drift crosses the surface within the pass.
+    hits: bool,
+}
+
+/// Whether a body moving at `relative` to the surface `at` has a contact
+/// with it: when its drift would cross the surface within the pass, or
+/// (speculatively, limiting the approach to what closes the gap) when the
+/// gap is within `reach`, its radius plus `h·|relative|` (which a caller
+/// may work out once for several surfaces). `None` where it misses.
+#[inline]
+fn closing(at: &Surface, relative: Vec3A, reach: f32, h: f32) -> Option<Closing> {
+    let approach = at.normal.dot(relative);
+    let hits = at.gap + h * approach < 0.0;
+    let misses = !hits && at.gap >= reach;
+    (!misses).then_some(Closing { approach, hits })
+}
+
+/// The contact of `round` with the surface `at`, closing on it as
+/// `closing` says (see [`surface_contact`]).
+#[inline]
+fn contact_at(
+    round: &RoundRow,
+    at: Surface,
+    Closing { approach, hits }: Closing,
+    solve: &Rounds,
+    last: Option<&Warm>,
+) -> Contact {
     let Surface {
         normal,
         gap,
         velocity,
         material,
     } = at;
-    let relative = vel - velocity;
-    let approach = normal.dot(relative);
-    let hits = gap + solve.h * approach < 0.0;
-    if !hits && gap >= round.radius + solve.h * relative.length() {
-        return None;
-    }
     let material = round.material.map_or(material, |own| own.combine(material));
     let lift = normal.dot(velocity);
     let (normal_impulse, friction_impulse) = warmed(last, normal);
-    Some(Contact {
+    Contact {
         slot: round.slot as usize,
         warm: usize::MAX,
         key: [u32::MAX; 3],
@@ -412,7 +438,7 @@ fn surface_contact(
         friction: material.friction,
         normal_impulse,
         friction_impulse,
-    })
+    }
 }
 
 /// An obstacle placed for one pass (see [`shapes`](super::shapes)): its
@@ -1962,8 +1988,8 @@ mod tests {
 
     /// The plane contacts found, and the warm entries left, are those of
     /// testing every body against every plane with `surface_contact` and
-    /// taking every entry read: the quick miss test leaves nothing out and
-    /// adds nothing.
+    /// taking every entry read: the reach worked out once per body, and
+    /// the cold entries of missed planes left alone, change nothing.
     #[test]
     fn plane_contacts_are_those_of_every_body_against_every_plane() {
         let mut seed = 11_u64;
