@@ -998,11 +998,11 @@ mod tests {
             assert_eq!(held, found.len());
             lanes.groups.iter().filter(|g| !g.beside).count()
         };
-        let (in_cells, by_class) = (levels(&found), levels(&classed));
+        let (in_cells, in_classes) = (levels(&found), levels(&classed));
         assert!(found.len() > 2 * n as usize, "{} pairs", found.len());
         assert!(
-            4 * by_class < in_cells,
-            "{by_class} levels by class, {in_cells} in the broad phase's order"
+            4 * in_classes < in_cells,
+            "{in_classes} levels by class, {in_cells} in the broad phase's order"
         );
     }
 
