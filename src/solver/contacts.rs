@@ -19,9 +19,7 @@
 //! [`rebuild_touched`](super::rebuild::rebuild_touched) rebuilds them at
 //! once, in the same step, before [`find_pairs_again`] lists the pairs on
 //! the new slots. The pairs are kept by pass group in the broad phase's
-//! order, which follows entities, not slots, cut into batches that threads
-//! may solve at once, and each batch ordered by class (the direction
-//! between the two bodies' cells, see [`lay_out_pairs`]).
+//! order, which follows entities, not slots.
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -33,7 +31,7 @@ use crate::data::constraints::CollisionGroups;
 use crate::data::requests::SolverRequests;
 use crate::data::settings::PhysicsSettings;
 use crate::kernels::batches::{Blocks, split};
-use crate::kernels::broad::{BroadPhase, Reach, by_class};
+use crate::kernels::broad::{BroadPhase, Reach};
 use crate::kernels::constraints::{Material, PairRow};
 use crate::kernels::union_find::UnionFind;
 use crate::solver::SolverState;
@@ -102,7 +100,6 @@ pub(crate) struct Touch {
     /// Buffers of each step's check, kept to allocate nothing per step.
     rows: Vec<(u32, PairRow)>,
     blocks: Blocks,
-    classed: Vec<PairRow>,
     touching: Vec<AtomicBool>,
     union: UnionFind,
     seen: Vec<bool>,
@@ -226,10 +223,9 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
             _ => u32::MAX,
         }
     };
-    // A run of pairs as rows, by group, each with its class in `broad`;
-    // marks each island that touches itself; true if the islands no longer
-    // follow the pairs.
-    let to_rows = |broad: &BroadPhase, found: &[(u32, u32)], rows: &mut Vec<(u32, PairRow)>| {
+    // A run of pairs as rows, by group; marks each island that touches
+    // itself; true if the islands no longer follow the pairs.
+    let to_rows = |found: &[(u32, u32)], rows: &mut Vec<(u32, PairRow)>| {
         let mut stale = false;
         for &(a, b) in found {
             if a >= awake || b >= awake {
@@ -264,7 +260,6 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
                     b: sb,
                     radius: ta.radius + tb.radius,
                     material: ta.material.combine(tb.material),
-                    class: broad.class_of(a, b),
                 },
             ));
         }
@@ -326,7 +321,7 @@ fn broad_pairs<R>(
     (found, rows): (&mut Vec<(u32, u32)>, &mut Rows),
 ) -> bool
 where
-    R: Fn(&BroadPhase, &[(u32, u32)], &mut Rows) -> bool + Sync,
+    R: Fn(&[(u32, u32)], &mut Rows) -> bool + Sync,
 {
     let cells = broad.lay_out(items);
     let broad = &*broad;
@@ -344,7 +339,7 @@ where
                     part.pairs.clear();
                     part.rows.clear();
                     broad.cell_pairs(items, cut(k)..cut(k + 1), accept, &mut part.pairs);
-                    part.stale = to_rows(broad, &part.pairs, &mut part.rows);
+                    part.stale = to_rows(&part.pairs, &mut part.rows);
                     false
                 },
             );
@@ -355,17 +350,13 @@ where
         }
     }
     broad.large_pairs(items, accept, found);
-    stale | to_rows(broad, found, rows)
+    stale | to_rows(found, rows)
 }
 
 /// Gives each group its run of `rows` (sorted by group) and writes them into
 /// `solver.pairs` in blocks that share no moving body, with the pairs
 /// between blocks after them (see [`batches`](crate::kernels::batches)):
 /// the cut follows the pairs alone, so threads may take the blocks at once.
-/// Each batch is then ordered by class, the broad phase's order kept
-/// within a class ([`by_class`]): a round goes over a batch one direction
-/// at a time, so consecutive contacts seldom share a body and a batch
-/// packs into few levels (see [`pack`](crate::kernels::lanes::pack)).
 /// Clears the warm impulses.
 fn lay_out_pairs(
     solver: &mut SolverState,
@@ -382,7 +373,6 @@ fn lay_out_pairs(
         group.pairs = start..at;
     }
     let mut blocks = core::mem::take(&mut solver.touch.blocks);
-    let scratch = &mut solver.touch.classed;
     let (pairs, inv_mass) = (&mut solver.pairs, &solver.inv_mass);
     blocks.cover(inv_mass.len());
     for group in &mut solver.groups {
@@ -396,11 +386,6 @@ fn lay_out_pairs(
             (pairs, &mut group.pair_batches),
             &|n, f| each_over(pool, n, f),
         );
-        let start = group.pairs.start;
-        for batch in &group.pair_batches {
-            let rows = start + batch.rows.start..start + batch.rows.end;
-            by_class(&mut pairs[rows], |row| row.class, scratch);
-        }
     }
     solver.touch.blocks = blocks;
 }

@@ -7,7 +7,8 @@ use std::process::{Command, Output};
 
 /// `target/<profile>/examples/<name>`, next to the `deps` folder this test
 /// runs from; it must be newer than each of `sources` (paths from the
-/// crate's root), or the test would run an old build.
+/// crate's root) and than every file of the library's `src/`, or the test
+/// would run an old build.
 pub fn example_binary(name: &str, sources: &[&str]) -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable's path");
     let profile = exe
@@ -24,8 +25,11 @@ pub fn example_binary(name: &str, sources: &[&str]) -> PathBuf {
     let built = std::fs::metadata(&binary)
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| panic!("{} is missing: {rebuild}", binary.display()));
-    for source in sources {
-        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(source);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut library = Vec::new();
+    files_under(&root.join("src"), &mut library);
+    let sources = sources.iter().map(|source| root.join(source));
+    for source in sources.chain(library) {
         if let Ok(changed) = std::fs::metadata(&source).and_then(|m| m.modified()) {
             assert!(
                 changed <= built,
@@ -36,6 +40,21 @@ pub fn example_binary(name: &str, sources: &[&str]) -> PathBuf {
         }
     }
     binary
+}
+
+/// Every file under `folder`, at any depth, into `files`.
+fn files_under(folder: &std::path::Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_under(&path, files);
+        } else {
+            files.push(path);
+        }
+    }
 }
 
 /// The sources of the `integrator_lab` example: its modules and the
