@@ -5,10 +5,14 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+// The library's sources, listed as the tests that read them do.
+#[path = "../common/mod.rs"]
+mod common;
+
 /// `target/<profile>/examples/<name>`, next to the `deps` folder this test
 /// runs from; it must be newer than each of `sources` (paths from the
-/// crate's root) and than every file of the library's `src/`, or the test
-/// would run an old build.
+/// crate's root) and than every source file of the library's `src/`, or
+/// the test would run an old build.
 pub fn example_binary(name: &str, sources: &[&str]) -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable's path");
     let profile = exe
@@ -27,7 +31,7 @@ pub fn example_binary(name: &str, sources: &[&str]) -> PathBuf {
         .unwrap_or_else(|_| panic!("{} is missing: {rebuild}", binary.display()));
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut library = Vec::new();
-    files_under(&root.join("src"), &mut library);
+    common::sources(&root.join("src"), &mut library);
     let sources = sources.iter().map(|source| root.join(source));
     for source in sources.chain(library) {
         if let Ok(changed) = std::fs::metadata(&source).and_then(|m| m.modified()) {
@@ -40,21 +44,6 @@ pub fn example_binary(name: &str, sources: &[&str]) -> PathBuf {
         }
     }
     binary
-}
-
-/// Every file under `folder`, at any depth, into `files`.
-fn files_under(folder: &std::path::Path, files: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files_under(&path, files);
-        } else {
-            files.push(path);
-        }
-    }
 }
 
 /// The sources of the `integrator_lab` example: its modules and the
