@@ -1,6 +1,7 @@
 //! Models as data: the bundled RON files load through the asset server and
 //! spawn what they describe; the ragdoll comes to rest on the ground and
-//! sleeps; broken files are refused with their line; edited files reload.
+//! sleeps, and a heap of ten holds in any order they were spawned in;
+//! broken files are refused with their line; edited files reload.
 
 mod common;
 
@@ -443,4 +444,159 @@ fn a_model_spring_tuned_by_frequency_gets_its_stiffness_from_the_masses() {
     assert!((spring.stiffness - 2.0 * omega * omega).abs() < 1e-3 * spring.stiffness);
     assert!((spring.damping - 2.0 * 0.1 * 2.0 * omega).abs() < 1e-4 * spring.damping);
     let _ = std::fs::remove_dir_all(folder);
+}
+
+/// The orders the heap tests spawn their ten ragdolls in (`order(k)` is the
+/// number of the `k`-th spawned): each gives the ragdolls' parts other
+/// entities, so the broad phase lists their pairs in another order, and the
+/// contact solver, which visits pairs in that order, makes another heap.
+const ORDERS: [fn(usize) -> usize; 6] = [
+    |k| k,
+    |k| RAGDOLLS - 1 - k,
+    |k| (k + 3) % RAGDOLLS,
+    |k| 3 * k % RAGDOLLS,
+    |k| (7 * k + 2) % RAGDOLLS,
+    |k| (9 * k + 5) % RAGDOLLS,
+];
+const RAGDOLLS: usize = 10;
+
+/// Ten bundled ragdolls over a ground at `y = −3` (friction 0.8), placed
+/// and spun as `examples/ragdoll.rs` drops them (the spin given after their
+/// parts' first step), each body with `AutoSubsteps`, spawned in `order`;
+/// the app and every ragdoll body.
+fn drop_heap(order: fn(usize) -> usize) -> (App, Vec<Entity>) {
+    // As in `examples/ragdoll.rs`: the `n`-th ragdoll's place and spin.
+    let place_of = |n: usize| {
+        let x = -1.6 + 0.8 * (n % 5) as f32 + 0.3 * (n / 5 % 3) as f32;
+        Vec3::new(x, 0.2 + 2.0 * (n / 5) as f32 + 0.3 * (n % 2) as f32, 0.0)
+    };
+    let spin_of = |n: usize| [1.5, -2.5, 0.8, -1.2, 2.0][n % 5];
+    let mut app = app(&bundled(), false);
+    app.world_mut()
+        .spawn(GroundPlane::horizontal(-3.0).with_friction(0.8));
+    let handle: Handle<PhysicsModel> = app
+        .world()
+        .resource::<AssetServer>()
+        .load("models/ragdoll.model.ron");
+    let instances: Vec<(usize, Entity)> = (0..RAGDOLLS)
+        .map(|k| {
+            let n = order(k);
+            let instance = PhysicsModelInstance::new(handle.clone(), place_of(n));
+            (n, app.world_mut().spawn(instance).id())
+        })
+        .collect();
+    until(&mut app, Duration::from_secs(10), "the ragdolls", |app| {
+        instances.iter().all(|&(_, e)| spawned(app, e))
+    });
+    let mut bodies = Vec::new();
+    for &(n, instance) in &instances {
+        let own: Vec<Entity> = parts(&app, instance)
+            .unwrap()
+            .bodies()
+            .map(|(_, e)| e)
+            .collect();
+        let world = app.world_mut();
+        let mass: f32 = own
+            .iter()
+            .map(|&e| world.get::<Body>(e).unwrap().mass())
+            .sum();
+        let centre = own.iter().fold(Vec3::ZERO, |sum, &e| {
+            let body = world.get::<Body>(e).unwrap();
+            sum + body.position * body.mass()
+        }) / mass;
+        for &e in &own {
+            let mut entity = world.entity_mut(e);
+            let mut body = entity.get_mut::<Body>().unwrap();
+            let r = body.position - centre;
+            body.velocity += Vec3::new(-r.y, r.x, 0.0) * spin_of(n);
+            entity.insert(AutoSubsteps);
+        }
+        bodies.extend(own);
+    }
+    (app, bodies)
+}
+
+/// A heap of ten ragdolls ([`drop_heap`]) holds together whatever order the
+/// ragdolls were spawned in ([`ORDERS`]): after 21 s (the screenshot test's
+/// 1 260 frames), no two bodies that are not joined overlap by more than
+/// 0.1 radii of the smaller and no limited angle is more than 0.05 rad past
+/// its limits, the screenshot test's bounds, in each order. (The screenshot
+/// test sees one order; a change to the contact solver's order of work
+/// passes here only if the heap holds in all six.)
+#[test]
+fn a_ragdoll_heap_holds_whatever_order_its_ragdolls_were_spawned_in() {
+    for (o, order) in ORDERS.into_iter().enumerate() {
+        let (mut app, bodies) = drop_heap(order);
+        for _ in 0..(21.0 / H) as usize {
+            app.update();
+        }
+        let (overlap, excess) = heap(&mut app, &bodies);
+        eprintln!("order {o}: overlap {overlap} radii, excess {excess} rad");
+        assert!(
+            overlap <= 0.1,
+            "order {o}: two bodies overlap by {overlap} radii"
+        );
+        assert!(
+            excess <= 0.05,
+            "order {o}: an angle is {excess} rad past its limits"
+        );
+    }
+}
+
+/// A heap of ten ragdolls ([`drop_heap`]) falls asleep within 60 s whatever
+/// order the ragdolls were spawned in ([`ORDERS`]).
+#[test]
+#[ignore = "fails: in order 3 a hand keeps moving at about the sleep \
+            threshold (0.05 m/s) for 300 s and the heap never sleeps; order 1 \
+            sleeps after 61 s"]
+fn a_ragdoll_heap_falls_asleep_whatever_order_its_ragdolls_were_spawned_in() {
+    for (o, order) in ORDERS.into_iter().enumerate() {
+        let (mut app, bodies) = drop_heap(order);
+        let asleep = (1..=(60.0 / H) as usize).any(|_| {
+            app.update();
+            let world = app.world();
+            bodies.iter().all(|&e| world.get::<Sleeping>(e).is_some())
+        });
+        assert!(asleep, "order {o}: the heap is awake after 60 s");
+    }
+}
+
+/// As `examples/ragdoll.rs` reports its heap: the deepest overlap of two of
+/// `bodies` not joined directly (in radii of the smaller), and the largest
+/// excess of a limited angle past its limits (radians).
+fn heap(app: &mut App, bodies: &[Entity]) -> (f32, f32) {
+    let world = app.world_mut();
+    let mut joined = std::collections::HashSet::new();
+    let mut joins = world.query::<AnyOf<(&Spring, &DistanceConstraint, &AngleLimit)>>();
+    for (spring, rod, angle) in joins.iter(world) {
+        let ends = match (spring, rod, angle) {
+            (Some(s), ..) => vec![(s.a, s.b)],
+            (_, Some(r), _) => vec![(r.a, r.b)],
+            (.., Some(l)) => l.pairs().to_vec(),
+            _ => vec![],
+        };
+        joined.extend(ends.into_iter().map(|(a, b)| (a.min(b), a.max(b))));
+    }
+    let ball = |e: Entity| {
+        (
+            world.get::<Body>(e).unwrap().position,
+            world.get::<Radius>(e).unwrap().0,
+        )
+    };
+    let mut overlap = 0.0f32;
+    for (i, &a) in bodies.iter().enumerate() {
+        for &b in &bodies[i + 1..] {
+            if !joined.contains(&(a.min(b), a.max(b))) {
+                let ((pa, ra), (pb, rb)) = (ball(a), ball(b));
+                overlap = overlap.max((ra + rb - pa.distance(pb)) / ra.min(rb));
+            }
+        }
+    }
+    let mut limits = world.query::<&AngleLimit>();
+    let excess = limits.iter(world).fold(0.0f32, |most, limit| {
+        let at = |e: Entity| world.get::<Body>(e).unwrap().position;
+        let theta = AngleLimit::angle(at(limit.a), at(limit.pivot), at(limit.b), limit.axis);
+        most.max(limit.excess(theta))
+    });
+    (overlap, excess)
 }
