@@ -396,10 +396,14 @@ pub struct SleepThreshold(pub f32);
 
 /// When islands fall asleep.
 ///
-/// An island sleeps once every body in it has been slower than its
-/// threshold for `time_to_sleep` seconds of simulated time, unless one of
-/// them has [`SleepingDisabled`]. Negative or non-finite values are read as
-/// 0 with one warning.
+/// An island sleeps once every body in it has been resting for
+/// `time_to_sleep` seconds of simulated time, unless one of them has
+/// [`SleepingDisabled`]. A body rests at the end of a step when its
+/// velocity is below its threshold, or when it moved less than the
+/// threshold times the step over the step (where its island has rods,
+/// limits or contacts: a body that a contact holds against a rod or a
+/// limit may keep a velocity it does not move with). Negative or
+/// non-finite values are read as 0 with one warning.
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -414,7 +418,8 @@ pub struct SleepThreshold(pub f32);
 pub struct SleepSettings {
     /// Whether islands may sleep at all. Default: true.
     pub enabled: bool,
-    /// Speed below which a body counts as resting, in m/s. Default: 0.05.
+    /// Speed below which a body counts as resting, in m/s (see above).
+    /// Default: 0.05.
     pub speed_threshold: f32,
     /// How long an island must rest before it sleeps, in seconds.
     /// Default: 0.5.

@@ -100,6 +100,12 @@ pub(crate) struct Group {
     /// first pass after the layout.
     pub plans: Vec<crate::kernels::implicit::Plan>,
     pub planned: Option<(crate::kernels::implicit::Method, bool)>,
+    /// Per slot of the group (from `slots.start`): where its body was at
+    /// the start of this step, kept where the group has rods, limits or
+    /// contacts (empty where it has none). What
+    /// [`update_sleep`](sleep::update_sleep) measures how far a body moved
+    /// by.
+    pub start: Vec<Vec3A>,
 }
 
 impl Group {

@@ -455,8 +455,20 @@ impl Pass {
 
     /// The group's rods and contacts, on the new velocities.
     fn solve_constraints(&self, solver: &mut SolverState) {
+        let first = self.index == 0;
+        if first {
+            solver.groups[self.group].start.clear();
+        }
         if !self.constrained(solver) {
             return;
+        }
+        if first {
+            // Where the bodies start the step (the kick moved none), for
+            // the rest test.
+            let group = &mut solver.groups[self.group];
+            group
+                .start
+                .extend_from_slice(&solver.pos[group.slots.clone()]);
         }
         // The group's ties, their points where this pass starts.
         // (A point whose body gives way moves on with what it gained so

@@ -74,15 +74,32 @@ pub(crate) fn update_sleep(
     }
     let solver = &mut *solver;
     let (h, time_to_sleep, now) = (solver.timestep, sleep.sleep_time(), ticks.this_run());
-    let (vel, valid, speed2) = (&solver.vel, &solver.valid, &solver.sleep_speed2);
+    let (pos, vel, valid) = (&solver.pos, &solver.vel, &solver.valid);
+    let (speed2, groups) = (&solver.sleep_speed2, &solver.groups);
     for island in &mut solver.islands {
         if island.sleeping || island.slots.is_empty() {
             continue;
         }
+        // A body rests when its velocity is below its threshold, or when
+        // it moved slower than that over the step: a body that a contact
+        // holds against a rod or a limit may keep a velocity it does not
+        // move with. (Where its group has no rod, limit or contact, it
+        // moved with its velocity.)
+        let g = groups.partition_point(|group| group.slots.end <= island.slots.start);
+        let start = groups
+            .get(g)
+            .filter(|group| !group.start.is_empty())
+            .map(|group| (&group.start[..], group.slots.start));
+        let speed2_of = |s: usize| {
+            let own = vel[s].length_squared();
+            start.map_or(own, |(start, first)| {
+                own.min(((pos[s] - start[s - first]) / h).length_squared())
+            })
+        };
         let resting = island
             .slots
             .clone()
-            .all(|s| valid[s] && vel[s].length_squared() < speed2[s]);
+            .all(|s| valid[s] && speed2_of(s) < speed2[s]);
         // An island kept awake keeps no time (nor writes it every step);
         // nor does one that falls asleep now (a sleeping island's time is
         // 0, and it starts from 0 when it wakes).
