@@ -400,10 +400,9 @@ pub struct SleepThreshold(pub f32);
 /// `time_to_sleep` seconds of simulated time, unless one of them has
 /// [`SleepingDisabled`]. A body rests at the end of a step when its
 /// velocity is below its threshold, or when it moved less than the
-/// threshold times the step over the step (where its island has rods,
-/// limits or contacts: a body that a contact holds against a rod or a
-/// limit may keep a velocity it does not move with). Negative or
-/// non-finite values are read as 0 with one warning.
+/// threshold times the step over the step (a body that a contact holds
+/// against a rod or a limit may keep a velocity it does not move with).
+/// Negative or non-finite values are read as 0 with one warning.
 ///
 /// ```
 /// use bevy::prelude::*;

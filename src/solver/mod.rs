@@ -101,8 +101,9 @@ pub(crate) struct Group {
     pub plans: Vec<crate::kernels::implicit::Plan>,
     pub planned: Option<(crate::kernels::implicit::Method, bool)>,
     /// Per slot of the group (from `slots.start`): where its body was at
-    /// the start of this step, kept where the group has rods, limits or
-    /// contacts (empty where it has none). What
+    /// the start of this step, kept where the group has anything for the
+    /// constraints stage (rods, limits, round bodies, ties; empty where it
+    /// has none: its bodies move only with their velocities). What
     /// [`update_sleep`](sleep::update_sleep) measures how far a body moved
     /// by.
     pub start: Vec<Vec3A>,

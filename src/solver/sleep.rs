@@ -83,8 +83,8 @@ pub(crate) fn update_sleep(
         // A body rests when its velocity is below its threshold, or when
         // it moved slower than that over the step: a body that a contact
         // holds against a rod or a limit may keep a velocity it does not
-        // move with. (Where its group has no rod, limit or contact, it
-        // moved with its velocity.)
+        // move with. (Where its group has nothing for the constraints
+        // stage, it moved with its velocity.)
         let g = groups.partition_point(|group| group.slots.end <= island.slots.start);
         let start = groups
             .get(g)
