@@ -453,22 +453,27 @@ impl Pass {
         });
     }
 
+    /// Whether the group has anything for the constraints stage; at the
+    /// step's first pass, keeps where its bodies start the step (the kick
+    /// moved none) for the rest test if it has (`Group::start`).
+    fn keep_start(&self, solver: &mut SolverState) -> bool {
+        let constrained = self.constrained(solver);
+        if self.index == 0 {
+            let group = &mut solver.groups[self.group];
+            group.start.clear();
+            if constrained {
+                group
+                    .start
+                    .extend_from_slice(&solver.pos[group.slots.clone()]);
+            }
+        }
+        constrained
+    }
+
     /// The group's rods and contacts, on the new velocities.
     fn solve_constraints(&self, solver: &mut SolverState) {
-        let first = self.index == 0;
-        if first {
-            solver.groups[self.group].start.clear();
-        }
-        if !self.constrained(solver) {
+        if !self.keep_start(solver) {
             return;
-        }
-        if first {
-            // Where the bodies start the step (the kick moved none), for
-            // the rest test.
-            let group = &mut solver.groups[self.group];
-            group
-                .start
-                .extend_from_slice(&solver.pos[group.slots.clone()]);
         }
         // The group's ties, their points where this pass starts.
         // (A point whose body gives way moves on with what it gained so
