@@ -100,10 +100,14 @@ pub(crate) struct Group {
     /// first pass after the layout.
     pub plans: Vec<crate::kernels::implicit::Plan>,
     pub planned: Option<(crate::kernels::implicit::Method, bool)>,
+    /// Some island of it may fall asleep (sleeping is on, and one has no
+    /// `SleepingDisabled`).
+    pub may_sleep: bool,
     /// Per slot of the group (from `slots.start`): where its body was at
-    /// the start of this step, kept where the group has anything for the
-    /// constraints stage (rods, limits, round bodies, ties; empty where it
-    /// has none: its bodies move only with their velocities). What
+    /// the start of this step, kept where the group `may_sleep` and has
+    /// anything for the constraints stage (rods, limits, round bodies,
+    /// ties); else empty: a body of a group without them moves only with
+    /// its velocity, and one that cannot sleep needs no rest test. What
     /// [`update_sleep`](sleep::update_sleep) measures how far a body moved
     /// by.
     pub start: Vec<Vec3A>,

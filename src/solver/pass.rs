@@ -455,13 +455,14 @@ impl Pass {
 
     /// Whether the group has anything for the constraints stage; at the
     /// step's first pass, keeps where its bodies start the step (the kick
-    /// moved none) for the rest test if it has (`Group::start`).
+    /// moved none) for the rest test if it has and may sleep
+    /// (`Group::start`).
     fn keep_start(&self, solver: &mut SolverState) -> bool {
         let constrained = self.constrained(solver);
         if self.index == 0 {
             let group = &mut solver.groups[self.group];
             group.start.clear();
-            if constrained {
+            if constrained && group.may_sleep {
                 group
                     .start
                     .extend_from_slice(&solver.pos[group.slots.clone()]);

@@ -63,6 +63,7 @@ pub(super) fn slots(
                 next += 1;
             }
             state.slots = first..next;
+            group.may_sleep |= p.sleep.enabled && state.can_sleep;
         }
         group.slots = start..next;
     }
