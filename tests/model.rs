@@ -446,25 +446,26 @@ fn a_model_spring_tuned_by_frequency_gets_its_stiffness_from_the_masses() {
     let _ = std::fs::remove_dir_all(folder);
 }
 
-/// The orders the heap tests spawn their ten ragdolls in (`order(k)` is the
-/// number of the `k`-th spawned): each gives the ragdolls' parts other
-/// entities, so the broad phase lists their pairs in another order, and the
-/// contact solver, which visits pairs in that order, makes another heap.
-const ORDERS: [fn(usize) -> usize; 6] = [
-    |k| k,
-    |k| RAGDOLLS - 1 - k,
-    |k| (k + 3) % RAGDOLLS,
-    |k| 3 * k % RAGDOLLS,
-    |k| (7 * k + 2) % RAGDOLLS,
-    |k| (9 * k + 5) % RAGDOLLS,
+/// The orders the heap tests spawn their ragdolls in (`order(k, n)` is the
+/// number of the `k`-th spawned of `n`, a permutation for any `n` prime to
+/// 3 and 7): each gives the ragdolls' parts other entities, so the broad
+/// phase lists their pairs in another order, and the contact solver, which
+/// visits pairs in that order, makes another heap.
+const ORDERS: [fn(usize, usize) -> usize; 6] = [
+    |k, _| k,
+    |k, n| n - 1 - k,
+    |k, n| (k + 3) % n,
+    |k, n| 3 * k % n,
+    |k, n| (7 * k + 2) % n,
+    |k, n| (9 * k + 5) % n,
 ];
-const RAGDOLLS: usize = 10;
 
-/// Ten bundled ragdolls over a ground at `y = −3` (friction 0.8), placed
-/// and spun as `examples/ragdoll.rs` drops them (the spin given after their
-/// parts' first step), each body with `AutoSubsteps`, spawned in `order`;
-/// the app and every ragdoll body.
-fn drop_heap(order: fn(usize) -> usize) -> (App, Vec<Entity>) {
+/// `count` bundled ragdolls over a ground at `y = −3` (friction 0.8),
+/// placed and spun as `examples/ragdoll.rs` drops them (five to a row, the
+/// rows 2 m apart; the spin given after their parts' first step), each body
+/// with `AutoSubsteps`, spawned in `order` (one of [`ORDERS`]); the app and
+/// every ragdoll body.
+fn drop_heap(order: fn(usize, usize) -> usize, count: usize) -> (App, Vec<Entity>) {
     // As in `examples/ragdoll.rs`: the `n`-th ragdoll's place and spin.
     let place_of = |n: usize| {
         let x = -1.6 + 0.8 * (n % 5) as f32 + 0.3 * (n / 5 % 3) as f32;
@@ -478,9 +479,14 @@ fn drop_heap(order: fn(usize) -> usize) -> (App, Vec<Entity>) {
         .world()
         .resource::<AssetServer>()
         .load("models/ragdoll.model.ron");
-    let instances: Vec<(usize, Entity)> = (0..RAGDOLLS)
+    let numbers: std::collections::BTreeSet<usize> = (0..count).map(|k| order(k, count)).collect();
+    assert!(
+        numbers.len() == count && numbers.iter().all(|&n| n < count),
+        "the order is not a permutation of {count} ragdolls"
+    );
+    let instances: Vec<(usize, Entity)> = (0..count)
         .map(|k| {
-            let n = order(k);
+            let n = order(k, count);
             let instance = PhysicsModelInstance::new(handle.clone(), place_of(n));
             (n, app.world_mut().spawn(instance).id())
         })
@@ -525,9 +531,17 @@ fn drop_heap(order: fn(usize) -> usize) -> (App, Vec<Entity>) {
 /// passes here only if the heap holds in all six.)
 #[test]
 fn a_ragdoll_heap_holds_whatever_order_its_ragdolls_were_spawned_in() {
+    heaps_hold(10, 21.0);
+}
+
+/// Drops `count` ragdolls ([`drop_heap`]) in each of [`ORDERS`], steps each
+/// heap for `seconds`, and asserts the screenshot test's bounds on it: no
+/// two bodies that are not joined overlap by more than 0.1 radii of the
+/// smaller, no limited angle is more than 0.05 rad past its limits.
+fn heaps_hold(count: usize, seconds: f32) {
     for (o, order) in ORDERS.into_iter().enumerate() {
-        let (mut app, bodies) = drop_heap(order);
-        for _ in 0..(21.0 / H) as usize {
+        let (mut app, bodies) = drop_heap(order, count);
+        for _ in 0..(seconds / H) as usize {
             app.update();
         }
         let (overlap, excess) = heap(&mut app, &bodies);
@@ -552,7 +566,7 @@ fn a_ragdoll_heap_holds_whatever_order_its_ragdolls_were_spawned_in() {
 #[test]
 fn a_ragdoll_heap_falls_asleep_whatever_order_its_ragdolls_were_spawned_in() {
     for (o, order) in ORDERS.into_iter().enumerate() {
-        let (mut app, bodies) = drop_heap(order);
+        let (mut app, bodies) = drop_heap(order, 10);
         let asleep = (1..=(120.0 / H) as usize).any(|_| {
             app.update();
             let world = app.world();
@@ -600,4 +614,17 @@ fn heap(app: &mut App, bodies: &[Entity]) -> (f32, f32) {
         most.max(limit.excess(theta))
     });
     (overlap, excess)
+}
+
+/// A heap of forty ragdolls, dropped as [`drop_heap`] drops ten (eight rows,
+/// the top one 14 m up), holds within the ten-ragdoll heap's bounds after
+/// 40 s, whatever order they were spawned in. **A known limit, so
+/// ignored:** in no order does it: the deepest overlaps measured 0.10 to
+/// 0.30 radii and the angle excesses 0.06 to 1.04 rad, and no order was
+/// asleep (README, known limits). Its batch of pairs holds about 800 pairs,
+/// fewer than the contact solver orders by class.
+#[test]
+#[ignore = "known limit: a heap of forty ragdolls does not settle within the bounds (README)"]
+fn a_heap_of_forty_ragdolls_holds_whatever_order_its_ragdolls_were_spawned_in() {
+    heaps_hold(40, 40.0);
 }

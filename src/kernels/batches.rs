@@ -11,6 +11,9 @@
 //! share no moving body and may be solved at once, each in its own order,
 //! and the pairs taken out are solved after them, in order. Most pairs keep
 //! their place in the order, so a round converges as the uncut order does.
+//! (The contact solver then orders each large batch by direction, see
+//! [`by_class`](super::broad::by_class); that keeps every pair in its
+//! batch.)
 //! The cut depends on the pairs alone, never on the thread count, so one
 //! thread solves the same batches in the same order as many.
 //!

@@ -137,6 +137,10 @@ pub struct PairRow {
     pub radius: f32,
     /// Their materials, combined.
     pub material: Material,
+    /// The direction from `a`'s grid cell to `b`'s
+    /// ([`BroadPhase::class_of`](super::broad::BroadPhase::class_of)):
+    /// each large batch of pairs is solved a class at a time.
+    pub class: u8,
 }
 
 /// One contact of two bodies in one pass (see [`lanes`](super::lanes)).
@@ -1609,6 +1613,7 @@ mod tests {
                         restitution,
                         friction: 0.5,
                     },
+                    class: 0,
                 };
                 let mut bodies = Bodies {
                     pos: &pos,
@@ -1669,6 +1674,7 @@ mod tests {
                 restitution: 1.0,
                 friction: 1.0,
             },
+            class: 0,
         };
         let mut bodies = Bodies {
             pos: &pos,
@@ -1760,6 +1766,7 @@ mod tests {
                             restitution: 0.3,
                             friction: 0.5,
                         },
+                        class: 0,
                     });
                 }
             }
@@ -1793,6 +1800,7 @@ mod tests {
                 restitution: 0.0,
                 friction: 0.0,
             },
+            class: 0,
         });
         rows.splice(at..at, far);
         batches.push(Batch {

@@ -949,6 +949,63 @@ mod tests {
         assert_eq!(first, second);
     }
 
+    /// What the contact solver orders each batch of pairs by class for: the
+    /// contacts of a settled pile (a thousand balls, as many pairs as the
+    /// broad phase finds within reach) pack into a few levels by class,
+    /// where the broad phase's order (each ball's contacts one after the
+    /// other) chains them into many more. Either way every contact is in
+    /// one lane.
+    #[test]
+    fn by_class_a_pile_packs_into_few_levels() {
+        use crate::kernels::broad::{BroadPhase, Reach, by_class};
+        // Rows of balls of radius 0.05, every other row shifted half a ball.
+        let (r, n) = (0.05f32, 1000u32);
+        let items: Vec<Reach> = (0..n)
+            .map(|i| {
+                let (row, col) = ((i / 40) as f32, (i % 40) as f32);
+                let shift = if (i / 40) % 2 == 1 { r } else { 0.0 };
+                Reach {
+                    pos: Vec3A::new(col * 2.0 * r + shift, row * 1.75 * r, 0.0),
+                    reach: 1.1 * r,
+                    key: u64::from(i),
+                }
+            })
+            .collect();
+        let mut broad = BroadPhase::default();
+        let mut pairs = Vec::new();
+        broad.pairs(&items, |_, _| true, &mut pairs);
+        let one = |&(a, b): &(u32, u32)| One {
+            a,
+            b,
+            wa: 1.0,
+            wb: 1.0,
+            mass: 0.5,
+            normal: Vec3A::X,
+            ..One::default()
+        };
+        let found: Vec<One> = pairs.iter().map(one).collect();
+        let mut classed = pairs.clone();
+        by_class(
+            &mut classed,
+            |&(a, b)| broad.class_of(a, b),
+            &mut Vec::new(),
+        );
+        let classed: Vec<One> = classed.iter().map(one).collect();
+        // A level starts at each group not beside the one before.
+        let levels = |found: &[One]| {
+            let lanes = packed_as_one_batch(found, n as usize);
+            let held: usize = lanes.groups.iter().map(|g| g.contacts().count()).sum();
+            assert_eq!(held, found.len());
+            lanes.groups.iter().filter(|g| !g.beside).count()
+        };
+        let (in_cells, in_classes) = (levels(&found), levels(&classed));
+        assert!(found.len() > 2 * n as usize, "{} pairs", found.len());
+        assert!(
+            4 * in_classes < in_cells,
+            "{in_classes} levels by class, {in_cells} in the broad phase's order"
+        );
+    }
+
     /// Lanes of different bodies fill groups: 8 contacts of 16 different
     /// bodies take two groups; 8 contacts all on one moving body take
     /// eight.

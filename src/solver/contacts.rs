@@ -19,7 +19,9 @@
 //! [`rebuild_touched`](super::rebuild::rebuild_touched) rebuilds them at
 //! once, in the same step, before [`find_pairs_again`] lists the pairs on
 //! the new slots. The pairs are kept by pass group in the broad phase's
-//! order, which follows entities, not slots.
+//! order, which follows entities, not slots, cut into batches that threads
+//! may solve at once, and each large batch ordered by class (the direction
+//! between the two bodies' cells, see [`lay_out_pairs`]).
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -30,8 +32,8 @@ use bevy::tasks::TaskPool;
 use crate::data::constraints::CollisionGroups;
 use crate::data::requests::SolverRequests;
 use crate::data::settings::PhysicsSettings;
-use crate::kernels::batches::{Blocks, split};
-use crate::kernels::broad::{BroadPhase, Reach};
+use crate::kernels::batches::{Batch, Blocks, split};
+use crate::kernels::broad::{BroadPhase, Reach, by_class};
 use crate::kernels::constraints::{Material, PairRow};
 use crate::kernels::union_find::UnionFind;
 use crate::solver::SolverState;
@@ -41,6 +43,12 @@ use crate::solver::par::{JOBS_PER_THREAD, each_over, for_each_part, run_size, sp
 /// once: a group of fewer than twice as many keeps its pairs in the broad
 /// phase's order, as one batch.
 pub(crate) const PAIRS_PER_BLOCK: usize = 2048;
+
+/// The fewest pairs in a batch that [`lay_out_pairs`] orders by class. A
+/// batch of fewer keeps the broad phase's order: its rounds are short
+/// either way, and small jointed scenes (a heap of ten ragdolls, one batch
+/// of a few hundred pairs) keep the order of work they were tuned in.
+pub(crate) const CLASSED_FROM: usize = 1024;
 
 /// How far a round body of radius `radius` moving at `vel` reaches in a
 /// step of `h`: its radius, a tenth more, and the distance it covers.
@@ -100,6 +108,7 @@ pub(crate) struct Touch {
     /// Buffers of each step's check, kept to allocate nothing per step.
     rows: Vec<(u32, PairRow)>,
     blocks: Blocks,
+    classed: Vec<PairRow>,
     touching: Vec<AtomicBool>,
     union: UnionFind,
     seen: Vec<bool>,
@@ -223,9 +232,10 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
             _ => u32::MAX,
         }
     };
-    // A run of pairs as rows, by group; marks each island that touches
-    // itself; true if the islands no longer follow the pairs.
-    let to_rows = |found: &[(u32, u32)], rows: &mut Vec<(u32, PairRow)>| {
+    // A run of pairs as rows, by group, each with its class in `broad`;
+    // marks each island that touches itself; true if the islands no longer
+    // follow the pairs.
+    let to_rows = |broad: &BroadPhase, found: &[(u32, u32)], rows: &mut Vec<(u32, PairRow)>| {
         let mut stale = false;
         for &(a, b) in found {
             if a >= awake || b >= awake {
@@ -260,6 +270,7 @@ fn list_pairs(solver: &mut SolverState, threshold: usize) -> bool {
                     b: sb,
                     radius: ta.radius + tb.radius,
                     material: ta.material.combine(tb.material),
+                    class: broad.class_of(a, b),
                 },
             ));
         }
@@ -321,7 +332,7 @@ fn broad_pairs<R>(
     (found, rows): (&mut Vec<(u32, u32)>, &mut Rows),
 ) -> bool
 where
-    R: Fn(&[(u32, u32)], &mut Rows) -> bool + Sync,
+    R: Fn(&BroadPhase, &[(u32, u32)], &mut Rows) -> bool + Sync,
 {
     let cells = broad.lay_out(items);
     let broad = &*broad;
@@ -339,7 +350,7 @@ where
                     part.pairs.clear();
                     part.rows.clear();
                     broad.cell_pairs(items, cut(k)..cut(k + 1), accept, &mut part.pairs);
-                    part.stale = to_rows(&part.pairs, &mut part.rows);
+                    part.stale = to_rows(broad, &part.pairs, &mut part.rows);
                     false
                 },
             );
@@ -350,13 +361,18 @@ where
         }
     }
     broad.large_pairs(items, accept, found);
-    stale | to_rows(found, rows)
+    stale | to_rows(broad, found, rows)
 }
 
 /// Gives each group its run of `rows` (sorted by group) and writes them into
 /// `solver.pairs` in blocks that share no moving body, with the pairs
 /// between blocks after them (see [`batches`](crate::kernels::batches)):
 /// the cut follows the pairs alone, so threads may take the blocks at once.
+/// Each batch of at least [`CLASSED_FROM`] pairs is then ordered by class,
+/// the broad phase's order kept within a class ([`by_class`]): a round goes
+/// over a batch one direction at a time, so consecutive contacts seldom
+/// share a body and a batch packs into few levels (see
+/// [`pack`](crate::kernels::lanes::pack)).
 /// Clears the warm impulses.
 fn lay_out_pairs(
     solver: &mut SolverState,
@@ -373,6 +389,7 @@ fn lay_out_pairs(
         group.pairs = start..at;
     }
     let mut blocks = core::mem::take(&mut solver.touch.blocks);
+    let scratch = &mut solver.touch.classed;
     let (pairs, inv_mass) = (&mut solver.pairs, &solver.inv_mass);
     blocks.cover(inv_mass.len());
     for group in &mut solver.groups {
@@ -386,8 +403,24 @@ fn lay_out_pairs(
             (pairs, &mut group.pair_batches),
             &|n, f| each_over(pool, n, f),
         );
+        order_by_class(
+            &mut pairs[group.pairs.clone()],
+            &group.pair_batches,
+            scratch,
+        );
     }
     solver.touch.blocks = blocks;
+}
+
+/// Orders each of `batches` (runs of `pairs`) that holds at least
+/// [`CLASSED_FROM`] pairs by class ([`by_class`]); the others keep their
+/// order. `scratch` is a buffer kept between calls.
+fn order_by_class(pairs: &mut [PairRow], batches: &[Batch], scratch: &mut Vec<PairRow>) {
+    for batch in batches {
+        if batch.rows.len() >= CLASSED_FROM {
+            by_class(&mut pairs[batch.rows.clone()], |row| row.class, scratch);
+        }
+    }
 }
 
 /// Whether every awake island's bodies still hold together through its
@@ -436,4 +469,45 @@ fn islands_hold(
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch of [`CLASSED_FROM`] pairs is ordered by class, the order
+    /// within a class kept; a batch of one pair fewer keeps its order.
+    #[test]
+    fn only_large_batches_are_ordered_by_class() {
+        let row = |n: usize| PairRow {
+            a: n as u32,
+            b: n as u32 + 1,
+            radius: 0.1,
+            material: Material {
+                restitution: 0.0,
+                friction: 0.5,
+            },
+            class: (n * 7 % 15) as u8,
+        };
+        let (small, large) = (CLASSED_FROM - 1, CLASSED_FROM);
+        let before: Vec<PairRow> = (0..small + large).map(row).collect();
+        let batches = [
+            Batch {
+                rows: 0..small,
+                joined: false,
+            },
+            Batch {
+                rows: small..small + large,
+                joined: false,
+            },
+        ];
+        let mut pairs = before.clone();
+        order_by_class(&mut pairs, &batches, &mut Vec::new());
+        let ends = |rows: &[PairRow]| rows.iter().map(|r| (r.a, r.class)).collect::<Vec<_>>();
+        assert_eq!(ends(&pairs[..small]), ends(&before[..small]));
+        let mut sorted = before[small..].to_vec();
+        sorted.sort_by_key(|r| r.class);
+        assert_eq!(ends(&pairs[small..]), ends(&sorted));
+        assert_ne!(ends(&sorted), ends(&before[small..]));
+    }
 }
