@@ -110,7 +110,8 @@ pub(crate) struct Touch {
     /// Buffers of each step's check, kept to allocate nothing per step.
     rows: Vec<(u32, PairRow)>,
     blocks: Blocks,
-    classed: Vec<PairRow>,
+    /// One buffer per batch that [`order_by_class`] sorts at once.
+    classed: Vec<Vec<PairRow>>,
     touching: Vec<AtomicBool>,
     union: UnionFind,
     seen: Vec<bool>,
@@ -409,20 +410,41 @@ fn lay_out_pairs(
             &mut pairs[group.pairs.clone()],
             &group.pair_batches,
             scratch,
+            pool,
         );
     }
     solver.touch.blocks = blocks;
 }
 
-/// Orders each of `batches` (runs of `pairs`) that holds at least
-/// [`CLASSED_FROM`] pairs by class ([`by_class`]); the others keep their
-/// order. `scratch` is a buffer kept between calls.
-fn order_by_class(pairs: &mut [PairRow], batches: &[Batch], scratch: &mut Vec<PairRow>) {
-    for batch in batches {
-        if batch.rows.len() >= CLASSED_FROM {
-            by_class(&mut pairs[batch.rows.clone()], |row| row.class, scratch);
-        }
+/// Orders each of `batches` (runs of `pairs`, in order and apart) that
+/// holds at least [`CLASSED_FROM`] pairs by class ([`by_class`]); the
+/// others keep their order. The batches are sorted at once over `pool`'s
+/// threads, each apart from the others, so the order does not depend on
+/// the threads. `scratch` holds a buffer per sorted batch, kept between
+/// calls.
+fn order_by_class(
+    pairs: &mut [PairRow],
+    batches: &[Batch],
+    scratch: &mut Vec<Vec<PairRow>>,
+    pool: Option<(&TaskPool, usize)>,
+) {
+    let mut large = Vec::new();
+    let (mut rest, mut at) = (pairs, 0);
+    for batch in batches.iter().filter(|b| b.rows.len() >= CLASSED_FROM) {
+        let (_, from) = rest.split_at_mut(batch.rows.start - at);
+        let (run, after) = from.split_at_mut(batch.rows.len());
+        large.push(run);
+        (rest, at) = (after, batch.rows.end);
     }
+    if scratch.len() < large.len() {
+        scratch.resize_with(large.len(), Vec::new);
+    }
+    // A single batch is sorted without waking the pool's threads.
+    let pool = pool.filter(|_| large.len() > 1);
+    for_each_part(pool, large.into_iter().zip(scratch), |(run, scratch)| {
+        by_class(run, |row| row.class, scratch);
+        false
+    });
 }
 
 /// Whether every awake island's bodies still hold together through its
@@ -477,11 +499,9 @@ fn islands_hold(
 mod tests {
     use super::*;
 
-    /// A batch of [`CLASSED_FROM`] pairs is ordered by class, the order
-    /// within a class kept; a batch of one pair fewer keeps its order.
-    #[test]
-    fn only_large_batches_are_ordered_by_class() {
-        let row = |n: usize| PairRow {
+    /// Pair `n` of a test's batches, of class `n·step` mod 15.
+    fn row(n: usize, step: usize) -> PairRow {
+        PairRow {
             a: n as u32,
             b: n as u32 + 1,
             radius: 0.1,
@@ -489,8 +509,15 @@ mod tests {
                 restitution: 0.0,
                 friction: 0.5,
             },
-            class: (n * 7 % 15) as u8,
-        };
+            class: (n * step % 15) as u8,
+        }
+    }
+
+    /// A batch of [`CLASSED_FROM`] pairs is ordered by class, the order
+    /// within a class kept; a batch of one pair fewer keeps its order.
+    #[test]
+    fn only_large_batches_are_ordered_by_class() {
+        let row = |n| row(n, 7);
         let (small, large) = (CLASSED_FROM - 1, CLASSED_FROM);
         let before: Vec<PairRow> = (0..small + large).map(row).collect();
         let batches = [
@@ -504,12 +531,42 @@ mod tests {
             },
         ];
         let mut pairs = before.clone();
-        order_by_class(&mut pairs, &batches, &mut Vec::new());
+        order_by_class(&mut pairs, &batches, &mut Vec::new(), None);
         let ends = |rows: &[PairRow]| rows.iter().map(|r| (r.a, r.class)).collect::<Vec<_>>();
         assert_eq!(ends(&pairs[..small]), ends(&before[..small]));
         let mut sorted = before[small..].to_vec();
         sorted.sort_by_key(|r| r.class);
         assert_eq!(ends(&pairs[small..]), ends(&sorted));
         assert_ne!(ends(&sorted), ends(&before[small..]));
+    }
+
+    /// Over two threads, several large batches come out each as a stable
+    /// sort by class, the small ones between them untouched: the order
+    /// does not depend on the threads.
+    #[test]
+    fn batches_ordered_over_threads_are_each_sorted_apart() {
+        let row = |n| row(n, 11);
+        let sizes = [10, CLASSED_FROM, CLASSED_FROM + 7, 3, 0, 2 * CLASSED_FROM];
+        let mut batches = Vec::new();
+        for size in sizes {
+            let start = batches.last().map_or(0, |b: &Batch| b.rows.end);
+            batches.push(Batch {
+                rows: start..start + size,
+                joined: false,
+            });
+        }
+        let before: Vec<PairRow> = (0..batches.last().unwrap().rows.end).map(row).collect();
+        let mut expected = before.clone();
+        for batch in batches.iter().filter(|b| b.rows.len() >= CLASSED_FROM) {
+            expected[batch.rows.clone()].sort_by_key(|r| r.class);
+        }
+        let pool = bevy::tasks::TaskPoolBuilder::new().num_threads(2).build();
+        let mut pairs = before.clone();
+        let mut scratch = Vec::new();
+        order_by_class(&mut pairs, &batches, &mut scratch, Some((&pool, 2)));
+        let ends = |rows: &[PairRow]| rows.iter().map(|r| (r.a, r.class)).collect::<Vec<_>>();
+        assert_eq!(ends(&pairs), ends(&expected));
+        assert_ne!(ends(&pairs), ends(&before));
+        assert_eq!(scratch.len(), 3, "one buffer per sorted batch");
     }
 }
