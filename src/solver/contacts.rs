@@ -428,20 +428,22 @@ fn order_by_class(
     scratch: &mut Vec<Vec<PairRow>>,
     pool: Option<(&TaskPool, usize)>,
 ) {
-    let mut large = Vec::new();
+    let large = || batches.iter().filter(|b| b.rows.len() >= CLASSED_FROM);
+    let count = large().count();
+    if scratch.len() < count {
+        scratch.resize_with(count, Vec::new);
+    }
+    // Each large batch's run of `pairs`, in turn.
     let (mut rest, mut at) = (pairs, 0);
-    for batch in batches.iter().filter(|b| b.rows.len() >= CLASSED_FROM) {
-        let (_, from) = rest.split_at_mut(batch.rows.start - at);
+    let runs = large().map(|batch| {
+        let (_, from) = core::mem::take(&mut rest).split_at_mut(batch.rows.start - at);
         let (run, after) = from.split_at_mut(batch.rows.len());
-        large.push(run);
         (rest, at) = (after, batch.rows.end);
-    }
-    if scratch.len() < large.len() {
-        scratch.resize_with(large.len(), Vec::new);
-    }
+        run
+    });
     // A single batch is sorted without waking the pool's threads.
-    let pool = pool.filter(|_| large.len() > 1);
-    for_each_part(pool, large.into_iter().zip(scratch), |(run, scratch)| {
+    let pool = pool.filter(|_| count > 1);
+    for_each_part(pool, runs.zip(scratch), |(run, scratch)| {
         by_class(run, |row| row.class, scratch);
         false
     });
