@@ -515,6 +515,11 @@ mod tests {
         }
     }
 
+    /// Each row's first slot and class, to compare orders.
+    fn ends(rows: &[PairRow]) -> Vec<(u32, u8)> {
+        rows.iter().map(|r| (r.a, r.class)).collect()
+    }
+
     /// A batch of [`CLASSED_FROM`] pairs is ordered by class, the order
     /// within a class kept; a batch of one pair fewer keeps its order.
     #[test]
@@ -534,7 +539,6 @@ mod tests {
         ];
         let mut pairs = before.clone();
         order_by_class(&mut pairs, &batches, &mut Vec::new(), None);
-        let ends = |rows: &[PairRow]| rows.iter().map(|r| (r.a, r.class)).collect::<Vec<_>>();
         assert_eq!(ends(&pairs[..small]), ends(&before[..small]));
         let mut sorted = before[small..].to_vec();
         sorted.sort_by_key(|r| r.class);
@@ -566,7 +570,6 @@ mod tests {
         let mut pairs = before.clone();
         let mut scratch = Vec::new();
         order_by_class(&mut pairs, &batches, &mut scratch, Some((&pool, 2)));
-        let ends = |rows: &[PairRow]| rows.iter().map(|r| (r.a, r.class)).collect::<Vec<_>>();
         assert_eq!(ends(&pairs), ends(&expected));
         assert_ne!(ends(&pairs), ends(&before));
         assert_eq!(scratch.len(), 3, "one buffer per sorted batch");
