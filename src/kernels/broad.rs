@@ -107,19 +107,26 @@ impl BroadPhase {
         if self.reaches.is_empty() {
             return 0;
         }
-        // Ordinary items reach at most 4 times the median.
-        let middle = self.reaches.len() / 2;
-        let median = *self
-            .reaches
-            .select_nth_unstable_by(middle, f32::total_cmp)
-            .1;
-        let bound = 4.0 * median;
-        let largest = self
-            .reaches
-            .iter()
-            .copied()
-            .filter(|&r| r <= bound)
-            .fold(0.0f32, f32::max);
+        // Ordinary items reach at most 4 times the median. Where the
+        // largest reach is within 4 times the smallest, every item is
+        // ordinary (the median is at least the smallest), and the median
+        // need not be found.
+        let (least, most) =
+            (self.reaches.iter()).fold((f32::INFINITY, 0.0f32), |(l, m), &r| (l.min(r), m.max(r)));
+        let (bound, largest) = if most <= 4.0 * least {
+            (most, most)
+        } else {
+            let middle = self.reaches.len() / 2;
+            let median = *self
+                .reaches
+                .select_nth_unstable_by(middle, f32::total_cmp)
+                .1;
+            let bound = 4.0 * median;
+            let largest = (self.reaches.iter().copied())
+                .filter(|&r| r <= bound)
+                .fold(0.0f32, f32::max);
+            (bound, largest)
+        };
         let size = (2.0 * largest).max(f32::MIN_POSITIVE);
         let mut flat = [true; 3];
         let mut first: Option<Cell> = None;
@@ -655,6 +662,35 @@ mod tests {
             let classes = seen.iter().filter(|&&n| n > 0).count();
             assert!(classes >= if flat { 5 } else { 10 }, "{seen:?}");
             assert!(seen[LARGE as usize] > 0);
+        }
+    }
+
+    /// An item reaching 4 times the median is ordinary (in the grid, whose
+    /// cells it then sizes); one reaching a little more is kept out of it.
+    /// Both ways the pairs are exactly the near ones.
+    #[test]
+    fn items_beyond_four_times_the_median_are_kept_out() {
+        for (most, out) in [(0.4, false), (0.4001, true)] {
+            let mut items = scatter(400, 3.0, 41, true);
+            for item in &mut items {
+                item.reach = 0.1;
+            }
+            items[9].reach = most;
+            let mut broad = BroadPhase::default();
+            let mut pairs = Vec::new();
+            broad.pairs(&items, |_, _| true, &mut pairs);
+            assert_eq!(sorted(&pairs), brute(&items));
+            let of_nine: Vec<u8> = (pairs.iter())
+                .filter(|&&(i, j)| i == 9 || j == 9)
+                .map(|&(i, j)| broad.class_of(i, j))
+                .collect();
+            assert!(!of_nine.is_empty());
+            assert_eq!(
+                of_nine.iter().all(|&c| c == LARGE),
+                out,
+                "{most}: {of_nine:?}"
+            );
+            assert_eq!(of_nine.contains(&LARGE), out, "{most}: {of_nine:?}");
         }
     }
 

@@ -319,28 +319,41 @@ pub fn find_contacts_of(
     warm: &mut [Warm],
     contacts: &mut Vec<Contact>,
 ) {
-    let (pos, vel) = (bodies.pos, &*bodies.vel);
+    let (pos, vel, h) = (bodies.pos, &*bodies.vel, solve.h);
+    let n = planes.len();
     for (r, round) in (first..).zip(rounds) {
         let i = round.slot as usize;
         if !bodies.valid[i] || bodies.inv_mass[i] <= 0.0 {
             continue;
         }
+        let (p, v) = (pos[i], vel[i]);
+        // Beyond `far` from a plane the body misses it (its reach, the
+        // radius plus `h·|v|`, is less: `|v|` is at most the sum of its
+        // components' sizes, taken twice against rounding), which spares
+        // most bodies of a pile the square root.
+        let far = round.radius + 2.0 * h * v.abs().element_sum();
         // A plane's surface does not move: the body's reach over the pass
         // is the same for all planes.
-        let reach = round.radius + solve.h * vel[i].length();
-        for (p, plane) in planes.iter().enumerate() {
-            let w = r * planes.len() + p;
-            let entry = warm.get_mut(w - first * planes.len());
+        let mut known = None;
+        let entries = (r - first) * n;
+        for (k, plane) in planes.iter().enumerate() {
+            let gap = plane.normal.dot(p) - plane.offset - round.radius;
+            let entry = warm.get_mut(entries + k);
+            let reach = match known {
+                _ if gap >= far => None,
+                Some(reach) => Some(reach),
+                None => Some(*known.insert(round.radius + h * v.length())),
+            };
             let at = Surface {
                 normal: plane.normal,
-                gap: plane.normal.dot(pos[i]) - plane.offset - round.radius,
+                gap,
                 velocity: Vec3A::ZERO,
                 material: Material {
                     restitution: plane.restitution,
                     friction: plane.friction,
                 },
             };
-            let Some(closing) = closing(&at, vel[i], reach, solve.h) else {
+            let Some(closing) = reach.and_then(|reach| closing(&at, v, reach, h)) else {
                 // No contact: an entry a contact of the last pass left is
                 // taken all the same.
                 if let Some(entry) = entry.filter(|entry| !entry.is_cold()) {
@@ -350,7 +363,10 @@ pub fn find_contacts_of(
             };
             let held = entry.map(core::mem::take);
             let contact = contact_at(round, at, closing, solve, held.as_ref());
-            contacts.push(Contact { warm: w, ..contact });
+            contacts.push(Contact {
+                warm: r * n + k,
+                ..contact
+            });
         }
     }
 }
