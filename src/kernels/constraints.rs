@@ -333,16 +333,17 @@ pub fn find_contacts_of(
         // most bodies of a pile the square root.
         let far = round.radius + 2.0 * h * v.abs().element_sum();
         // A plane's surface does not move: the body's reach over the pass
-        // is the same for all planes.
-        let mut known = None;
-        let entries = (r - first) * n;
+        // is the same for all planes (worked out once, where needed).
+        let mut reach = None;
         for (k, plane) in planes.iter().enumerate() {
+            let w = r * n + k;
+            let entry = warm.get_mut(w - first * n);
             let gap = plane.normal.dot(p) - plane.offset - round.radius;
-            let entry = warm.get_mut(entries + k);
-            let reach = match known {
-                _ if gap >= far => None,
-                Some(reach) => Some(reach),
-                None => Some(*known.insert(round.radius + h * v.length())),
+            // (A NaN gap or bound takes the full test.)
+            let near = if gap >= far {
+                None
+            } else {
+                Some(*reach.get_or_insert_with(|| round.radius + h * v.length()))
             };
             let at = Surface {
                 normal: plane.normal,
@@ -353,7 +354,7 @@ pub fn find_contacts_of(
                     friction: plane.friction,
                 },
             };
-            let Some(closing) = reach.and_then(|reach| closing(&at, v, reach, h)) else {
+            let Some(closing) = near.and_then(|reach| closing(&at, v, reach, h)) else {
                 // No contact: an entry a contact of the last pass left is
                 // taken all the same.
                 if let Some(entry) = entry.filter(|entry| !entry.is_cold()) {
@@ -363,10 +364,7 @@ pub fn find_contacts_of(
             };
             let held = entry.map(core::mem::take);
             let contact = contact_at(round, at, closing, solve, held.as_ref());
-            contacts.push(Contact {
-                warm: r * n + k,
-                ..contact
-            });
+            contacts.push(Contact { warm: w, ..contact });
         }
     }
 }
